@@ -1,0 +1,1 @@
+"""Spotforge application layer: configuration, use cases (services), UI and CLI."""

@@ -1,0 +1,32 @@
+"""One settings object for the whole app, read from SPOTFORGE_* environment variables.
+
+Defaults are embedded so that `make run` works on a fresh machine: an SQLite file
+and an asset folder under ./var.
+"""
+
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SPOTFORGE_", env_file=".env", extra="ignore")
+
+    data_dir: Path = Field(Path("var"), description="Root of everything the app writes.")
+    database_url: str | None = Field(
+        None, description="SQLAlchemy URL; default: an SQLite file in data_dir."
+    )
+    asset_dir: Path | None = Field(None, description="Asset store root; default: data_dir/assets.")
+    max_asset_bytes: int = Field(512 * 1024 * 1024, gt=0, description="Largest accepted upload.")
+    host: str = "127.0.0.1"
+    port: int = Field(7860, ge=1, le=65535)
+
+    @cached_property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{(self.data_dir / 'spotforge.db').resolve()}"
+
+    @cached_property
+    def resolved_asset_dir(self) -> Path:
+        return (self.asset_dir or self.data_dir / "assets").resolve()

@@ -1,0 +1,55 @@
+"""Creating and listing businesses and their campaigns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.services.context import AppContext
+from storage.businesses import create_business, list_businesses
+from storage.models import Campaign
+
+
+@dataclass(frozen=True)
+class BusinessView:
+    id: int
+    name: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class CampaignView:
+    id: int
+    name: str
+    objective: str
+    status: str
+    created_at: datetime
+
+
+def create(ctx: AppContext, name: str) -> BusinessView:
+    with ctx.db.session() as session:
+        business = create_business(session, name)
+        return BusinessView(business.id, business.name, business.created_at)
+
+
+def list_all(ctx: AppContext) -> list[BusinessView]:
+    with ctx.db.session() as session:
+        return [BusinessView(b.id, b.name, b.created_at) for b in list_businesses(session)]
+
+
+def create_campaign(
+    ctx: AppContext, business_id: int, name: str, objective: str = ""
+) -> CampaignView:
+    with ctx.tenant(business_id) as tenant:
+        return _campaign_view(tenant.campaigns.create(name, objective))
+
+
+def list_campaigns(ctx: AppContext, business_id: int) -> list[CampaignView]:
+    with ctx.tenant(business_id) as tenant:
+        return [_campaign_view(c) for c in tenant.campaigns.list()]
+
+
+def _campaign_view(campaign: Campaign) -> CampaignView:
+    return CampaignView(
+        campaign.id, campaign.name, campaign.objective, campaign.status.value, campaign.created_at
+    )

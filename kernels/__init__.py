@@ -1,0 +1,1 @@
+"""Triton kernels, each with a plain-torch reference and a dispatcher."""

@@ -1,0 +1,24 @@
+"""Businesses are the tenants themselves, so these reads are not scoped to one."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from storage.models import Business
+
+
+def create_business(session: Session, name: str) -> Business:
+    name = name.strip()
+    if not name:
+        raise ValueError("a business needs a name")
+    if len(name) > 120:
+        raise ValueError("a business name has at most 120 characters")
+    business = Business(name=name)
+    session.add(business)
+    session.flush()
+    return business
+
+
+def list_businesses(session: Session) -> list[Business]:
+    return list(session.scalars(select(Business).order_by(Business.name, Business.id)))

@@ -1,0 +1,329 @@
+"""The schema, as SQLAlchemy 2.0 typed ORM classes. Every change here needs an Alembic revision.
+
+Every table that holds a business's data carries `business_id`, copied from the parent row
+when a child is created through a `Tenant`; scoped reads then need no joins to stay inside one
+business. Geographies and audiences with a NULL business are the built-in library.
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    DateTime,
+    Enum,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC in Python on every backend (SQLite would hand back naive values)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("naive datetime given to the database; use storage.models.utcnow()")
+        return value.astimezone(UTC) if value is not None else None
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+
+
+class Base(DeclarativeBase):
+    # Named constraints, so migrations can alter them on SQLite (batch mode) and PostgreSQL alike.
+    metadata = MetaData(
+        naming_convention={
+            "ix": "ix_%(column_0_label)s",
+            "uq": "uq_%(table_name)s_%(column_0_name)s",
+            "ck": "ck_%(table_name)s_%(constraint_name)s",
+            "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+            "pk": "pk_%(table_name)s",
+        }
+    )
+    type_annotation_map: ClassVar = {dict[str, Any]: JSON, list[Any]: JSON, datetime: UTCDateTime}
+
+
+def _enum(cls: type[enum.Enum]) -> Enum:
+    # Stored as plain strings (portable; no native PostgreSQL enum types to migrate).
+    return Enum(cls, native_enum=False, length=16, values_callable=lambda e: [m.value for m in e])
+
+
+class Timestamps:
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+def _business_fk(nullable: bool = False) -> Mapped[Any]:
+    return mapped_column(
+        ForeignKey("businesses.id", ondelete="CASCADE"), index=True, nullable=nullable
+    )
+
+
+class Business(Timestamps, Base):
+    __tablename__ = "businesses"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(120))
+
+
+class BrandKit(Timestamps, Base):
+    __tablename__ = "brand_kits"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    business_id: Mapped[int] = mapped_column(
+        ForeignKey("businesses.id", ondelete="CASCADE"), unique=True
+    )
+    colors: Mapped[list[Any]] = mapped_column(default=list)  # "#RRGGBB" strings, primary first
+    heading_font_asset_id: Mapped[int | None] = mapped_column(ForeignKey("assets.id"))
+    body_font_asset_id: Mapped[int | None] = mapped_column(ForeignKey("assets.id"))
+    logo_asset_id: Mapped[int | None] = mapped_column(ForeignKey("assets.id"))
+    tagline: Mapped[str] = mapped_column(String(200), default="")
+
+
+class CampaignStatus(enum.StrEnum):
+    DRAFT = "draft"
+    ACTIVE = "active"
+    PAUSED = "paused"
+    ARCHIVED = "archived"
+
+
+class Campaign(Timestamps, Base):
+    __tablename__ = "campaigns"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    business_id: Mapped[int] = _business_fk()
+    name: Mapped[str] = mapped_column(String(120))
+    objective: Mapped[str] = mapped_column(String(500), default="")
+    status: Mapped[CampaignStatus] = mapped_column(
+        _enum(CampaignStatus), default=CampaignStatus.DRAFT
+    )
+    spots: Mapped[list[Spot]] = relationship(back_populates="campaign", cascade="all")
+
+
+class Geography(Timestamps, Base):
+    """A place a variant is set in; its descriptors are folded into background prompts."""
+
+    __tablename__ = "geographies"
+    __table_args__ = (UniqueConstraint("business_id", "name"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    business_id: Mapped[int | None] = _business_fk(nullable=True)
+    name: Mapped[str] = mapped_column(String(120))
+    region: Mapped[str] = mapped_column(String(120), default="")
+    landscape: Mapped[str] = mapped_column(String(300), default="")
+    landmarks: Mapped[str] = mapped_column(String(300), default="")
+    architecture: Mapped[str] = mapped_column(String(300), default="")
+    weather: Mapped[str] = mapped_column(String(120), default="")
+    time_of_day: Mapped[str] = mapped_column(String(60), default="")
+
+
+class Audience(Timestamps, Base):
+    __tablename__ = "audiences"
+    __table_args__ = (UniqueConstraint("business_id", "name"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    business_id: Mapped[int | None] = _business_fk(nullable=True)
+    name: Mapped[str] = mapped_column(String(120))
+    age_band: Mapped[str] = mapped_column(String(30), default="")
+    interests: Mapped[list[Any]] = mapped_column(default=list)
+    tone: Mapped[str] = mapped_column(String(120), default="")
+    palette_hints: Mapped[list[Any]] = mapped_column(default=list)
+
+
+spot_product_assets = Table(
+    "spot_product_assets",
+    Base.metadata,
+    Column("spot_id", ForeignKey("spots.id", ondelete="CASCADE"), primary_key=True),
+    Column("asset_id", ForeignKey("assets.id"), primary_key=True),
+)
+
+
+class Spot(Timestamps, Base):
+    __tablename__ = "spots"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    business_id: Mapped[int] = _business_fk()
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaigns.id", ondelete="CASCADE"), index=True
+    )
+    template_id: Mapped[str] = mapped_column(String(80))
+    template_version: Mapped[str] = mapped_column(String(40))
+    duration_s: Mapped[float] = mapped_column(Float)
+    copy: Mapped[dict[str, Any]] = mapped_column(default=dict)  # text slot -> text
+    campaign: Mapped[Campaign] = relationship(back_populates="spots")
+    product_assets: Mapped[list[Asset]] = relationship(secondary=spot_product_assets)
+    scenes: Mapped[list[Scene]] = relationship(
+        back_populates="spot", order_by="Scene.position", cascade="all"
+    )
+
+
+class Scene(Base):
+    __tablename__ = "scenes"
+    __table_args__ = (UniqueConstraint("spot_id", "position"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    business_id: Mapped[int] = _business_fk()
+    spot_id: Mapped[int] = mapped_column(ForeignKey("spots.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(40))
+    visual_request: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    copy: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    start_s: Mapped[float] = mapped_column(Float)
+    duration_s: Mapped[float] = mapped_column(Float)
+    spot: Mapped[Spot] = relationship(back_populates="scenes")
+
+
+class VariantStatus(enum.StrEnum):
+    PLANNED = "planned"
+    QUEUED = "queued"
+    RENDERING = "rendering"
+    READY = "ready"
+    APPROVED = "approved"
+    FAILED = "failed"
+
+
+class Variant(Timestamps, Base):
+    """One version of a spot, with everything needed to generate it again bit for bit."""
+
+    __tablename__ = "variants"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    business_id: Mapped[int] = _business_fk()
+    spot_id: Mapped[int] = mapped_column(ForeignKey("spots.id", ondelete="CASCADE"), index=True)
+    geography_id: Mapped[int | None] = mapped_column(ForeignKey("geographies.id"))
+    audience_id: Mapped[int | None] = mapped_column(ForeignKey("audiences.id"))
+    parent_id: Mapped[int | None] = mapped_column(
+        ForeignKey("variants.id", ondelete="SET NULL"), index=True
+    )
+    # Generation parameters.
+    model_id: Mapped[str] = mapped_column(String(200))
+    model_revision: Mapped[str] = mapped_column(String(80))
+    task: Mapped[str] = mapped_column(String(40))
+    prompt: Mapped[str] = mapped_column(Text)
+    negative_prompt: Mapped[str] = mapped_column(Text, default="")
+    seed: Mapped[int] = mapped_column(BigInteger)
+    steps: Mapped[int] = mapped_column(Integer)
+    guidance: Mapped[float] = mapped_column(Float)
+    width: Mapped[int] = mapped_column(Integer)
+    height: Mapped[int] = mapped_column(Integer)
+    recipe: Mapped[str] = mapped_column(String(40))
+    engine_version: Mapped[str] = mapped_column(String(40))
+    extra_params: Mapped[dict[str, Any]] = mapped_column(default=dict)  # task-specific inputs
+    status: Mapped[VariantStatus] = mapped_column(
+        _enum(VariantStatus), default=VariantStatus.PLANNED
+    )
+    last_error: Mapped[str | None] = mapped_column(Text)
+
+
+class RenderTier(enum.StrEnum):
+    PREVIEW = "preview"
+    FINAL = "final"
+
+
+class Render(Base):
+    __tablename__ = "renders"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    business_id: Mapped[int] = _business_fk()
+    variant_id: Mapped[int] = mapped_column(
+        ForeignKey("variants.id", ondelete="CASCADE"), index=True
+    )
+    tier: Mapped[RenderTier] = mapped_column(_enum(RenderTier))
+    asset_id: Mapped[int] = mapped_column(ForeignKey("assets.id"), index=True)
+    qc_report: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    timings: Mapped[dict[str, Any]] = mapped_column(default=dict)  # stage -> seconds
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Asset(Base):
+    """A stored file. The bytes live once in the content-addressed store, whoever uploads them;
+    each business gets its own row, so ownership is checked without sharing rows."""
+
+    __tablename__ = "assets"
+    __table_args__ = (UniqueConstraint("business_id", "sha256"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    business_id: Mapped[int] = _business_fk()
+    sha256: Mapped[str] = mapped_column(String(64), index=True)
+    media_type: Mapped[str] = mapped_column(String(80))
+    bytes: Mapped[int] = mapped_column(BigInteger)
+    width: Mapped[int | None] = mapped_column(Integer)
+    height: Mapped[int | None] = mapped_column(Integer)
+    duration_s: Mapped[float | None] = mapped_column(Float)
+    path: Mapped[str] = mapped_column(String(200))  # relative to the asset store root
+    original_name: Mapped[str] = mapped_column(String(255), default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class JobStatus(enum.StrEnum):
+    QUEUED = "queued"
+    LEASED = "leased"
+    DONE = "done"
+    FAILED = "failed"  # out of attempts
+
+
+class Job(Timestamps, Base):
+    __tablename__ = "jobs"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    business_id: Mapped[int | None] = _business_fk(nullable=True)
+    kind: Mapped[str] = mapped_column(String(60))
+    payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    priority: Mapped[int] = mapped_column(Integer, default=0)  # higher runs first
+    status: Mapped[JobStatus] = mapped_column(_enum(JobStatus), default=JobStatus.QUEUED)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    max_attempts: Mapped[int] = mapped_column(Integer, default=3)
+    run_after: Mapped[datetime] = mapped_column(default=utcnow)  # retry backoff
+    lease_owner: Mapped[str | None] = mapped_column(String(120))
+    lease_expires_at: Mapped[datetime | None]
+    idempotency_key: Mapped[str | None] = mapped_column(String(200), unique=True)
+    last_error: Mapped[str | None] = mapped_column(Text)
+
+
+class OrderStatus(enum.StrEnum):
+    DRAFT = "draft"
+    QUOTED = "quoted"
+    APPROVED = "approved"
+    RENDERING = "rendering"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+ORDER_TRANSITIONS: dict[OrderStatus, frozenset[OrderStatus]] = {
+    OrderStatus.DRAFT: frozenset({OrderStatus.QUOTED, OrderStatus.CANCELLED}),
+    OrderStatus.QUOTED: frozenset({OrderStatus.DRAFT, OrderStatus.APPROVED, OrderStatus.CANCELLED}),
+    OrderStatus.APPROVED: frozenset({OrderStatus.RENDERING, OrderStatus.CANCELLED}),
+    OrderStatus.RENDERING: frozenset({OrderStatus.DELIVERED, OrderStatus.FAILED}),
+    OrderStatus.FAILED: frozenset({OrderStatus.RENDERING, OrderStatus.CANCELLED}),
+    OrderStatus.DELIVERED: frozenset(),
+    OrderStatus.CANCELLED: frozenset(),
+}
+
+order_variants = Table(
+    "order_variants",
+    Base.metadata,
+    Column("order_id", ForeignKey("orders.id", ondelete="CASCADE"), primary_key=True),
+    Column("variant_id", ForeignKey("variants.id"), primary_key=True),
+)
+
+
+class Order(Timestamps, Base):
+    __tablename__ = "orders"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    business_id: Mapped[int] = _business_fk()
+    status: Mapped[OrderStatus] = mapped_column(_enum(OrderStatus), default=OrderStatus.DRAFT)
+    quote_cents: Mapped[int | None] = mapped_column(Integer)
+    currency: Mapped[str] = mapped_column(String(3), default="USD")
+    variants: Mapped[list[Variant]] = relationship(secondary=order_variants)

@@ -1,0 +1,1 @@
+"""Tenant-scoped repositories, one per aggregate; reached through `storage.Tenant`."""

@@ -1,0 +1,101 @@
+"""Campaigns, their spots and the scenes of each spot."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from storage.models import Asset, Campaign, CampaignStatus, Scene, Spot
+from storage.scope import Scope
+
+SPOT_DURATIONS = (15.0, 30.0)  # CTV masters are exactly 15 or 30 s
+
+
+class Campaigns:
+    def __init__(self, scope: Scope):
+        self._scope = scope
+
+    def create(self, name: str, objective: str = "") -> Campaign:
+        name, objective = name.strip(), objective.strip()
+        if not name:
+            raise ValueError("a campaign needs a name")
+        if len(name) > 120:
+            raise ValueError("a campaign name has at most 120 characters")
+        if len(objective) > 500:
+            raise ValueError("an objective has at most 500 characters")
+        return self._scope.add(Campaign(name=name, objective=objective))
+
+    def list(self) -> list[Campaign]:
+        return self._scope.all(
+            self._scope.select(Campaign).order_by(Campaign.created_at.desc(), Campaign.id.desc())
+        )
+
+    def get(self, campaign_id: int) -> Campaign:
+        return self._scope.get(Campaign, campaign_id)
+
+    def set_status(self, campaign_id: int, status: CampaignStatus | str) -> Campaign:
+        campaign = self.get(campaign_id)
+        campaign.status = CampaignStatus(status)
+        return campaign
+
+    def create_spot(
+        self,
+        campaign_id: int,
+        *,
+        template_id: str,
+        template_version: str,
+        duration_s: float,
+        copy: dict[str, Any] | None = None,
+        product_asset_ids: Sequence[int] = (),
+    ) -> Spot:
+        if duration_s not in SPOT_DURATIONS:
+            raise ValueError(f"a spot lasts 15 or 30 seconds, not {duration_s}")
+        campaign = self.get(campaign_id)
+        products = [self._scope.get(Asset, asset_id) for asset_id in product_asset_ids]
+        return self._scope.add(
+            Spot(
+                campaign_id=campaign.id,
+                template_id=template_id,
+                template_version=template_version,
+                duration_s=duration_s,
+                copy=dict(copy or {}),
+                product_assets=products,
+            )
+        )
+
+    def spot(self, spot_id: int) -> Spot:
+        return self._scope.get(Spot, spot_id)
+
+    def spots(self, campaign_id: int) -> list[Spot]:
+        self.get(campaign_id)
+        return self._scope.all(
+            self._scope.select(Spot).where(Spot.campaign_id == campaign_id).order_by(Spot.id)
+        )
+
+    def add_scene(
+        self,
+        spot_id: int,
+        *,
+        position: int,
+        kind: str,
+        start_s: float,
+        duration_s: float,
+        visual_request: dict[str, Any] | None = None,
+        copy: dict[str, Any] | None = None,
+    ) -> Scene:
+        spot = self.spot(spot_id)
+        if start_s < 0 or duration_s <= 0 or start_s + duration_s > spot.duration_s + 1e-6:
+            raise ValueError(
+                f"scene timing {start_s}+{duration_s}s does not fit the {spot.duration_s:g}s spot"
+            )
+        return self._scope.add(
+            Scene(
+                spot_id=spot.id,
+                position=position,
+                kind=kind,
+                start_s=start_s,
+                duration_s=duration_s,
+                visual_request=dict(visual_request or {}),
+                copy=dict(copy or {}),
+            )
+        )

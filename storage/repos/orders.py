@@ -1,0 +1,47 @@
+"""Orders: a quote for a set of approved variants, moved through an explicit state machine."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from storage.errors import InvalidTransition
+from storage.models import ORDER_TRANSITIONS, Order, OrderStatus, Variant
+from storage.scope import Scope
+
+
+class Orders:
+    def __init__(self, scope: Scope):
+        self._scope = scope
+
+    def create(self, variant_ids: Sequence[int]) -> Order:
+        if not variant_ids:
+            raise ValueError("an order needs at least one variant")
+        variants = [self._scope.get(Variant, v) for v in dict.fromkeys(variant_ids)]
+        return self._scope.add(Order(variants=variants))
+
+    def get(self, order_id: int) -> Order:
+        return self._scope.get(Order, order_id)
+
+    def list(self) -> list[Order]:
+        return self._scope.all(self._scope.select(Order).order_by(Order.id.desc()))
+
+    def quote(self, order_id: int, amount_cents: int, currency: str = "USD") -> Order:
+        if amount_cents < 0:
+            raise ValueError("a quote cannot be negative")
+        order = self.transition(order_id, OrderStatus.QUOTED)
+        order.quote_cents = amount_cents
+        order.currency = currency.upper()
+        return order
+
+    def transition(self, order_id: int, target: OrderStatus | str) -> Order:
+        order = self.get(order_id)
+        target = OrderStatus(target)
+        allowed = ORDER_TRANSITIONS[order.status]
+        if target not in allowed:
+            raise InvalidTransition(
+                "order", order.status.value, target.value, sorted(s.value for s in allowed)
+            )
+        order.status = target
+        if target is OrderStatus.DRAFT:
+            order.quote_cents = None  # back to editing: the old quote no longer holds
+        return order

@@ -1,0 +1,1 @@
+"""Spot templates, storyboards, overlays, video assembly, broadcast export and QC."""

@@ -1,0 +1,64 @@
+"""A real `spotforge serve` process on a free loopback port."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+SPOTFORGE = Path(sys.executable).with_name("spotforge")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def spotforge_env(data_dir: Path) -> dict[str, str]:
+    return {**os.environ, "SPOTFORGE_DATA_DIR": str(data_dir)}
+
+
+@contextmanager
+def running_app(data_dir: Path, port: int) -> Iterator[str]:
+    url = f"http://127.0.0.1:{port}"
+    log = (data_dir.parent / f"serve-{port}.log").open("ab")
+    proc = subprocess.Popen(
+        [str(SPOTFORGE), "serve", "--port", str(port)],
+        env=spotforge_env(data_dir),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"spotforge serve exited with {proc.returncode}")
+            try:
+                urllib.request.urlopen(url, timeout=2)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+@pytest.fixture
+def app_server(tmp_path) -> Callable[[], contextmanager]:
+    """Start (and restart) the app on one data folder: `with app_server() as url: ...`."""
+    data_dir = tmp_path / "var"
+    port = free_port()
+    return lambda: running_app(data_dir, port)

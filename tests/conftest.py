@@ -1,0 +1,65 @@
+"""Shared fixtures: a migrated SQLite database and an asset store in a temporary folder,
+and real sample files of every accepted kind."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from app.config import Settings
+from app.services import AppContext
+
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "var", max_asset_bytes=5_000_000)
+
+
+@pytest.fixture
+def ctx(settings: Settings):
+    context = AppContext.open(settings)
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def business_ids(ctx: AppContext) -> tuple[int, int]:
+    from app.services import businesses
+
+    return businesses.create(ctx, "Trailhead Running").id, businesses.create(
+        ctx, "Harbor Bakery"
+    ).id
+
+
+@pytest.fixture(scope="session")
+def mp4_bytes(tmp_path_factory) -> bytes:
+    """A real 1 s H.264 clip, 160x90, made by ffmpeg."""
+    path = tmp_path_factory.mktemp("media") / "clip.mp4"
+    subprocess.run(
+        [
+            shutil.which("ffmpeg") or "ffmpeg",
+            "-v",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc=size=160x90:rate=30:duration=1",
+            "-c:v",
+            "libx264",
+            "-pix_fmt",
+            "yuv420p",
+            str(path),
+        ],
+        check=True,
+    )
+    return path.read_bytes()
+
+
+@pytest.fixture(scope="session")
+def font_bytes() -> bytes:
+    return DEJAVU.read_bytes()

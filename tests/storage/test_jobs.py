@@ -1,0 +1,93 @@
+"""The persisted job queue: priorities, leases that expire, retries with backoff, idempotency."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from storage.jobs import JobQueue, LeaseLost
+from storage.models import JobStatus, utcnow
+
+
+class Clock:
+    def __init__(self):
+        self.now = utcnow()
+
+    def __call__(self):
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def queue(ctx, clock):
+    return JobQueue(ctx.db, clock)
+
+
+def test_priority_then_age(queue):
+    bulk = [queue.enqueue("render", {"n": i}, priority=0) for i in range(2)]
+    preview = queue.enqueue("render", {"n": "preview"}, priority=10)
+    order = [queue.lease("w").id for _ in range(3)]
+    assert order == [preview, *bulk]
+    assert queue.lease("w") is None
+
+
+def test_idempotency_key_returns_the_same_job(queue):
+    first = queue.enqueue("render", {"v": 1}, idempotency_key="variant-1-final")
+    assert queue.enqueue("render", {"v": 1}, idempotency_key="variant-1-final") == first
+    assert queue.lease("w").id == first and queue.lease("w") is None
+
+
+def test_expired_lease_is_taken_over(queue, clock):
+    job_id = queue.enqueue("render", {})
+    job = queue.lease("worker-a", lease_s=30)
+    assert (job.id, job.attempts, job.lease_owner) == (job_id, 1, "worker-a")
+    assert queue.lease("worker-b") is None  # still leased
+    clock.advance(31)  # worker-a died
+    taken = queue.lease("worker-b")
+    assert (taken.id, taken.attempts, taken.lease_owner) == (job_id, 2, "worker-b")
+    with pytest.raises(LeaseLost, match="no longer leased by 'worker-a'"):
+        queue.complete(job_id, "worker-a")
+    queue.complete(job_id, "worker-b")
+    assert queue.get(job_id).status is JobStatus.DONE
+
+
+def test_heartbeat_keeps_the_lease(queue, clock):
+    job_id = queue.enqueue("render", {})
+    queue.lease("w", lease_s=30)
+    clock.advance(20)
+    queue.heartbeat(job_id, "w", lease_s=30)
+    clock.advance(20)
+    assert queue.lease("other") is None
+
+
+def test_failures_back_off_then_give_up(queue, clock):
+    job_id = queue.enqueue("render", {}, max_attempts=3)
+    queue.lease("w")
+    assert queue.fail(job_id, "w", "CUDA out of memory", backoff_s=10) is JobStatus.QUEUED
+    assert queue.lease("w") is None  # waits 10 s
+    clock.advance(10)
+    queue.lease("w")
+    assert queue.fail(job_id, "w", "again", backoff_s=10) is JobStatus.QUEUED
+    clock.advance(19)
+    assert queue.lease("w") is None  # second retry waits 20 s
+    clock.advance(1)
+    queue.lease("w")
+    assert queue.fail(job_id, "w", "for good", backoff_s=10) is JobStatus.FAILED
+    clock.advance(3600)
+    assert queue.lease("w") is None
+    job = queue.get(job_id)
+    assert (job.status, job.attempts, job.last_error) == (JobStatus.FAILED, 3, "for good")
+
+
+def test_kinds_filter(queue):
+    queue.enqueue("render", {})
+    export = queue.enqueue("export", {})
+    assert queue.lease("w", kinds=("export",)).id == export
