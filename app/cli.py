@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from app.config import Settings
@@ -13,9 +15,11 @@ cli = typer.Typer(
 db_cli = typer.Typer(help="Database schema (Alembic migrations).", no_args_is_help=True)
 business_cli = typer.Typer(help="Businesses (tenants).", no_args_is_help=True)
 campaign_cli = typer.Typer(help="Campaigns of one business.", no_args_is_help=True)
+models_cli = typer.Typer(help="Model presets: list them, pull hub weights.", no_args_is_help=True)
 cli.add_typer(db_cli, name="db")
 cli.add_typer(business_cli, name="business")
 cli.add_typer(campaign_cli, name="campaign")
+cli.add_typer(models_cli, name="models")
 
 
 def _context():
@@ -124,6 +128,162 @@ def campaign_list(
         raise _fail(str(exc)) from exc
     for c in campaigns:
         typer.echo(f"{c.id}\t{c.status}\t{c.name}\t{c.objective}")
+
+
+@cli.command()
+def generate(
+    prompt: str = typer.Option(..., help="What to draw."),
+    preset: str = typer.Option("tiny-sd", help="Model preset id, or a saved pipeline's folder."),
+    task: str = typer.Option(
+        "text-to-image",
+        help="text-to-image, image-to-image, inpaint, text-to-video, image-to-video or "
+        "reference-to-video.",
+    ),
+    image: Path = typer.Option(None, help="Input image (image-to-image, inpaint, *-to-video)."),
+    mask: Path = typer.Option(None, help="Inpaint mask: white is repainted."),
+    negative: str = typer.Option("", help="Negative prompt."),
+    seed: int = typer.Option(0),
+    steps: int = typer.Option(None, help="Default: the preset's."),
+    guidance: float = typer.Option(None, help="Default: the preset's."),
+    size: str = typer.Option(None, help="WIDTHxHEIGHT; default: the preset's."),
+    frames: int = typer.Option(None, help="Clip length in frames (4k+1)."),
+    strength: float = typer.Option(None, help="How far image-to-image/inpaint may move."),
+    recipe: str = typer.Option("exact"),
+    out: Path = typer.Option(..., "-o", "--out", help="Output file (.png, or .mp4 for clips)."),
+) -> None:
+    """Run one request through the engine and write the result; prints its parameters."""
+    import json
+
+    from PIL import Image
+
+    from engine import REQUEST_TYPES, Engine, EngineError, Task
+    from engine.media import save_result
+
+    settings = Settings()
+    try:
+        kind = Task(task)
+    except ValueError:
+        raise _fail(f"unknown task {task!r}; one of: {', '.join(Task)}") from None
+    fields: dict = dict(
+        preset=preset,
+        prompt=prompt,
+        negative_prompt=negative,
+        seed=seed,
+        steps=steps,
+        guidance=guidance,
+        recipe=recipe,
+    )
+    if size:
+        fields["width"], fields["height"] = _size(size)
+    if kind.is_video and frames:
+        fields["num_frames"] = frames
+    if strength is not None:
+        fields["strength"] = strength
+    needs = {
+        Task.IMAGE_TO_IMAGE: ["image"],
+        Task.INPAINT: ["image", "mask"],
+        Task.IMAGE_TO_VIDEO: ["image"],
+        Task.REFERENCE_TO_VIDEO: ["reference"],
+    }.get(kind, [])
+    given = {"image": image, "mask": mask, "reference": image}
+    for name in needs:
+        if given[name] is None:
+            raise _fail(f"{kind.value} needs --{'mask' if name == 'mask' else 'image'}")
+        try:
+            fields[name] = Image.open(given[name])
+            fields[name].load()
+        except OSError as exc:
+            raise _fail(f"cannot read {given[name]}: {exc}") from exc
+    try:
+        request = REQUEST_TYPES[kind](**fields)
+        with Engine(
+            device=settings.device,
+            dtype=settings.dtype,
+            model_dir=settings.resolved_model_dir,
+            segmentation_model=settings.segmentation_model,
+        ) as engine:
+            result = engine.generate(request)
+        paths = save_result(result.images, result.fps, out)
+    except (EngineError, TypeError) as exc:
+        raise _fail(str(exc)) from exc
+    typer.echo(
+        json.dumps(
+            {"files": [str(p) for p in paths], "params": result.params, "timings": result.timings},
+            indent=2,
+            default=str,
+        )
+    )
+
+
+@cli.command()
+def bench(
+    preset: str = typer.Option("tiny-sd"),
+    task: str = typer.Option("text-to-image"),
+    recipe: str = typer.Option("exact"),
+    steps: int = typer.Option(None),
+    size: str = typer.Option(None, help="WIDTHxHEIGHT"),
+    runs: int = typer.Option(3, min=1),
+) -> None:
+    """Plain diffusers against the engine on the same seeds: one JSON line of medians."""
+    import json
+
+    from engine import EngineError, Task
+    from engine.bench import bench as run_bench
+
+    settings = Settings()
+    try:
+        row = run_bench(
+            preset,
+            Task(task),
+            recipe=recipe,
+            steps=steps,
+            size=_size(size) if size else None,
+            runs=runs,
+            model_dir=settings.resolved_model_dir,
+            device=settings.device,
+        )
+    except (EngineError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    typer.echo(json.dumps(row))
+
+
+@models_cli.command("list")
+def models_list() -> None:
+    """Every preset: tasks, licence, whether it is on this machine, and its size."""
+    from engine.loading import local_size
+    from engine.presets import PRESETS
+
+    model_dir = Settings().resolved_model_dir
+    typer.echo(f"{'preset':22} {'here':8} {'size':>9}  {'tasks':58} licence")
+    for p in PRESETS.values():
+        here = local_size(p, model_dir)
+        state = "built-in" if p.offline else ("yes" if here is not None else "no")
+        size = "-" if p.offline else (f"{here / 1e9:.1f} GB" if here else f"~{p.download_gb:g} GB")
+        tasks = ", ".join(t.value for t in p.tasks)
+        typer.echo(f"{p.id:22} {state:8} {size:>9}  {tasks:58} {p.licence}")
+
+
+@models_cli.command("pull")
+def models_pull(preset: str) -> None:
+    """Download a hub preset's weights (safetensors only) and pin the commit fetched."""
+    from engine import EngineError
+    from engine.loading import pull
+
+    try:
+        path = pull(preset, Settings().resolved_model_dir)
+    except EngineError as exc:
+        raise _fail(str(exc)) from exc
+    except OSError as exc:
+        raise _fail(f"could not download {preset}: {exc}") from exc
+    typer.echo(f"{preset} is in {path}")
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise _fail(f"size must look like 512x512, not {text!r}") from None
+    return width, height
 
 
 def main() -> None:

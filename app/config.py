@@ -20,12 +20,26 @@ class Settings(BaseSettings):
     )
     asset_dir: Path | None = Field(None, description="Asset store root; default: data_dir/assets.")
     max_asset_bytes: int = Field(512 * 1024 * 1024, gt=0, description="Largest accepted upload.")
+    model_dir: Path | None = Field(
+        None, description="Pulled model weights; default data_dir/models."
+    )
+    device: str | None = Field(None, description="cuda, mps or cpu; default: the best available.")
+    dtype: str | None = Field(None, description="float32, float16 or bfloat16; default per preset.")
+    segmentation_model: Path | None = Field(
+        None, description="A u2net-family ONNX file; default: the bundled u2netp."
+    )
+    engine_max_batch: int = Field(4, ge=1, description="Largest batch of compatible requests.")
+    engine_max_queued: int = Field(64, ge=1, description="Requests waiting before submit refuses.")
     host: str = "127.0.0.1"
     port: int = Field(7860, ge=1, le=65535)
 
     @cached_property
     def resolved_database_url(self) -> str:
         return self.database_url or f"sqlite:///{(self.data_dir / 'spotforge.db').resolve()}"
+
+    @cached_property
+    def resolved_model_dir(self) -> Path:
+        return (self.model_dir or self.data_dir / "models").resolve()
 
     @cached_property
     def resolved_asset_dir(self) -> Path:

@@ -2,3 +2,42 @@
 
 It knows images, videos, prompts and seeds; it never knows a campaign.
 """
+
+from engine.engine import Engine
+from engine.errors import Cancelled, EngineError, InvalidRequest, ModelUnavailable, QueueFull
+from engine.handle import Event, Handle
+from engine.requests import (
+    REQUEST_TYPES,
+    ImageToImage,
+    ImageToVideo,
+    Inpaint,
+    Priority,
+    ReferenceToVideo,
+    Request,
+    Task,
+    TextToImage,
+    TextToVideo,
+)
+from engine.runner import Result
+
+__all__ = [
+    "REQUEST_TYPES",
+    "Cancelled",
+    "Engine",
+    "EngineError",
+    "Event",
+    "Handle",
+    "ImageToImage",
+    "ImageToVideo",
+    "Inpaint",
+    "InvalidRequest",
+    "ModelUnavailable",
+    "Priority",
+    "QueueFull",
+    "ReferenceToVideo",
+    "Request",
+    "Result",
+    "Task",
+    "TextToImage",
+    "TextToVideo",
+]

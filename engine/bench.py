@@ -1,0 +1,153 @@
+"""Side-by-side benchmark: plain diffusers against the engine, same model, seed and steps.
+
+The two run alternately, `runs` times each after one warm-up of each, so drift in machine
+speed affects both alike; medians are reported with the engine's fidelity to the baseline
+(PSNR and SSIM of its output against the plain pipeline's).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from PIL import Image
+from skimage import data
+from skimage.metrics import structural_similarity
+
+from engine.engine import Engine
+from engine.loading import load
+from engine.reference import first_frame
+from engine.requests import REQUEST_TYPES, Priority, Request, Task
+
+
+def sample_inputs(task: Task, width: int, height: int) -> dict[str, Image.Image]:
+    """A real photograph (scikit-image's espresso cup) and a centred mask."""
+    photo = Image.fromarray(data.coffee()).convert("RGB")
+    if task is Task.REFERENCE_TO_VIDEO:
+        return {"reference": photo}
+    if task in (Task.TEXT_TO_IMAGE, Task.TEXT_TO_VIDEO):
+        return {}
+    inputs = {"image": photo.resize((width, height), Image.Resampling.LANCZOS)}
+    if task is Task.INPAINT:
+        mask = Image.new("L", (width, height), 0)
+        mask.paste(255, (width // 4, height // 4, 3 * width // 4, 3 * height // 4))
+        inputs["mask"] = mask
+    return inputs
+
+
+def bench(
+    preset: str,
+    task: Task,
+    *,
+    recipe: str = "exact",
+    steps: int | None = None,
+    size: tuple[int, int] | None = None,
+    runs: int = 3,
+    seed: int = 0,
+    prompt: str = "a mountain trail at golden hour, photo",
+    model_dir: Path = Path("var/models"),
+    device: str | None = None,
+) -> dict[str, Any]:
+    with Engine(device=device, model_dir=model_dir, max_batch=1) as engine:
+        baseline_model = load(preset, model_dir, engine.device)
+        p = baseline_model.preset
+        width, height = size or (p.width, p.height)
+        inputs = sample_inputs(task, width, height)
+        request = REQUEST_TYPES[task](
+            preset=preset,
+            prompt=prompt,
+            seed=seed,
+            steps=steps,
+            width=width,
+            height=height,
+            recipe=recipe,
+            priority=Priority.INTERACTIVE,
+            **inputs,
+        )
+        pipe = baseline_model.pipeline(task)
+        kwargs = _plain_kwargs(request, p, engine, width, height, steps or p.steps)
+
+        def baseline() -> list[Image.Image]:
+            out = pipe(**kwargs, generator=torch.Generator("cpu").manual_seed(seed))
+            if task.is_video:
+                frames = (np.clip(np.asarray(out.frames[0]), 0, 1) * 255).round()
+                return [Image.fromarray(f.astype(np.uint8)) for f in frames]
+            return out.images
+
+        def engine_run() -> list[Image.Image]:
+            return engine.generate(request).images
+
+        times: dict[str, list[float]] = {"baseline": [], "engine": []}
+        outputs: dict[str, list[Image.Image]] = {}
+        for name, fn in (("baseline", baseline), ("engine", engine_run)):
+            outputs[name] = fn()  # warm-up; also the outputs compared
+        for _ in range(runs):
+            for name, fn in (("baseline", baseline), ("engine", engine_run)):
+                start = time.perf_counter()
+                fn()
+                _sync(engine.device)
+                times[name].append(time.perf_counter() - start)
+        baseline_s = statistics.median(times["baseline"])
+        engine_s = statistics.median(times["engine"])
+        return {
+            "preset": preset,
+            "task": task.value,
+            "recipe": recipe,
+            "steps": steps or p.steps,
+            "size": f"{width}x{height}",
+            "device": engine.device.type,
+            "runs": runs,
+            "baseline_s": round(baseline_s, 4),
+            "engine_s": round(engine_s, 4),
+            "speedup": round(baseline_s / engine_s, 3),
+            "psnr_db": psnr(outputs["engine"], outputs["baseline"]),
+            "ssim": round(ssim(outputs["engine"], outputs["baseline"]), 5),
+        }
+
+
+def _plain_kwargs(request: Request, preset, engine: Engine, width, height, steps) -> dict:
+    """The call a diffusers user would write for this request."""
+    kwargs: dict[str, Any] = dict(
+        prompt=request.prompt,
+        num_inference_steps=steps,
+        guidance_scale=preset.guidance if request.guidance is None else request.guidance,
+        height=height,
+        width=width,
+        output_type="np" if request.task.is_video else "pil",
+    )
+    if request.task.is_video:
+        kwargs["num_frames"] = preset.num_frames
+    if request.task is Task.REFERENCE_TO_VIDEO:
+        kwargs["image"] = first_frame(request, engine.segmenter, width, height)
+    elif "image" in request.inputs():
+        kwargs["image"] = request.image  # type: ignore[attr-defined]
+    if request.task is Task.INPAINT:
+        kwargs["mask_image"] = request.mask  # type: ignore[attr-defined]
+    if request.task in (Task.IMAGE_TO_IMAGE, Task.INPAINT):
+        kwargs["strength"] = request.strength  # type: ignore[attr-defined]
+    return kwargs
+
+
+def psnr(a: list[Image.Image], b: list[Image.Image]) -> float:
+    """Peak signal-to-noise ratio over all frames, in dB; inf when identical."""
+    x = np.stack([np.asarray(i, dtype=np.float64) for i in a])
+    y = np.stack([np.asarray(i, dtype=np.float64) for i in b])
+    mse = float(np.mean((x - y) ** 2))
+    return float("inf") if mse == 0 else round(10 * np.log10(255.0**2 / mse), 2)
+
+
+def ssim(a: list[Image.Image], b: list[Image.Image]) -> float:
+    scores = [
+        structural_similarity(np.asarray(x), np.asarray(y), channel_axis=2, data_range=255)
+        for x, y in zip(a, b, strict=True)
+    ]
+    return float(np.mean(scores))
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)

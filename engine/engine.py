@@ -1,0 +1,109 @@
+"""`Engine`: the one entry point. Submit requests from any thread; one worker owns the device.
+
+with Engine() as engine:
+    handle = engine.submit(TextToImage(preset="tiny-sd", prompt="a red shoe", seed=7))
+    for event in handle.events():
+        ...
+    image = handle.result().images[0]
+"""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+from pathlib import Path
+
+import torch
+
+from engine.device import pick_device
+from engine.errors import Cancelled, QueueFull
+from engine.handle import Handle
+from engine.loading import load, preset_for
+from engine.pool import CPU, ModelPool
+from engine.reference import first_frame
+from engine.requests import Request
+from engine.runner import Result, resolve
+from engine.scheduler import Scheduler
+from engine.segmentation import Segmenter
+from engine.worker import Worker
+
+
+class Engine:
+    def __init__(
+        self,
+        *,
+        device: str | None = None,
+        dtype: str | None = None,
+        model_dir: Path = Path("var/models"),
+        max_queued: int = 64,
+        max_batch: int = 4,
+        aging_s: float = 30.0,
+        memory_budget_bytes: int | None = None,
+        segmentation_model: Path | None = None,
+    ):
+        self.device = pick_device(device)
+        self.model_dir = Path(model_dir)
+        self._segmentation_model = segmentation_model
+        self._segmenter: Segmenter | None = None
+        self.scheduler = Scheduler(max_queued, max_batch, aging_s)
+        # Loaded on the CPU; the pool moves a model to the device once it has made room.
+        loader = partial(
+            load, model_dir=self.model_dir, device=self.device, dtype=dtype, stay_on_cpu=True
+        )
+        self.pool = ModelPool(
+            loader,
+            self.device,
+            memory_budget_bytes or _default_budget(self.device),
+            cpu_budget_bytes=_ram_bytes() // 2 if self.device != CPU else 0,
+        )
+        self._worker = Worker(self.scheduler, self.pool)
+        self._worker.start()
+
+    def submit(self, request: Request) -> Handle:
+        """Queue a request; invalid requests and a full queue raise here, at once."""
+        preset = preset_for(request.preset)
+        handle = Handle(resolve(request, preset, self._compose))
+        handle._on_cancel = self._dequeue
+        self.scheduler.submit(handle)
+        handle.emit("queued")
+        return handle
+
+    def generate(self, request: Request, timeout: float | None = None) -> Result:
+        return self.submit(request).result(timeout)
+
+    @property
+    def segmenter(self) -> Segmenter:
+        if self._segmenter is None:
+            self._segmenter = Segmenter(self._segmentation_model)
+        return self._segmenter
+
+    def close(self) -> None:
+        for handle in self.scheduler.close():
+            handle.fail(Cancelled("the engine shut down before this request ran"))
+        self._worker.join()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _dequeue(self, handle: Handle) -> None:
+        if self.scheduler.remove(handle):
+            handle.fail(Cancelled(f"request {handle.id} was cancelled"))
+
+    def _compose(self, request, width: int, height: int):
+        return first_frame(request, self.segmenter, width, height)
+
+
+def _ram_bytes() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _default_budget(device: torch.device) -> int:
+    if device.type == "cuda":
+        return int(torch.cuda.get_device_properties(device).total_memory * 0.85)
+    return _ram_bytes() // 2
+
+
+__all__ = ["Engine", "QueueFull"]

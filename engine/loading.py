@@ -1,0 +1,175 @@
+"""Loading pipelines: offline presets are built, hub presets come from their pulled local copy,
+and a directory holding a saved diffusers pipeline loads as it is.
+
+Only safetensors are read (never pickle) and no remote code runs. Pulling records the commit
+that was fetched; that commit is the revision every result made with the model reports.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import diffusers
+import torch
+from diffusers import DiffusionPipeline
+
+from engine.device import pick_dtype
+from engine.errors import ModelUnavailable
+from engine.offline import BUILDERS
+from engine.presets import PIPELINES, PRESETS, Preset, get_preset
+from engine.requests import Task
+
+OFFLINE_REVISION = "offline-1"  # bump when an offline builder changes its weights
+REVISION_FILE = "spotforge-revision.txt"
+
+# Pipeline class in a saved model_index.json -> our model family.
+FAMILY_OF_CLASS = {cls: family for family, tasks in PIPELINES.items() for cls in tasks.values()}
+
+
+@dataclass
+class LoadedModel:
+    """One model's components on one device, with a pipeline per task sharing them."""
+
+    preset: Preset
+    revision: str
+    base: DiffusionPipeline
+    device: torch.device
+    dtype: torch.dtype
+    _pipelines: dict[Task, DiffusionPipeline] = field(default_factory=dict)
+
+    def pipeline(self, task: Task) -> DiffusionPipeline:
+        if task not in self._pipelines:
+            cls = getattr(diffusers, self.preset.pipeline_class(task))
+            # from_pipe shares the modules: a second task costs no memory. It casts them to the
+            # dtype it is given (float32 if none) and warns about casting; both are no-ops here.
+            with _quiet_diffusers():
+                pipe = (
+                    self.base
+                    if isinstance(self.base, cls)
+                    else cls.from_pipe(self.base, dtype=self.dtype)
+                )
+            pipe.set_progress_bar_config(disable=True)
+            self._pipelines[task] = pipe
+        return self._pipelines[task]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(
+            t.numel() * t.element_size()
+            for module in self.base.components.values()
+            if isinstance(module, torch.nn.Module)
+            for t in (*module.parameters(), *module.buffers())
+        )
+
+    def to(self, device: torch.device) -> None:
+        self.base.to(device)
+        self.device = device
+
+
+def preset_for(preset_id: str) -> Preset:
+    """The preset for an id, or for a directory holding a saved pipeline."""
+    path = Path(preset_id)
+    if (path / "model_index.json").is_file():
+        return _directory_preset(path)
+    return get_preset(preset_id)
+
+
+def load(
+    preset_id: str,
+    model_dir: Path,
+    device: torch.device,
+    dtype: str | None = None,
+    *,
+    stay_on_cpu: bool = False,
+) -> LoadedModel:
+    """Load a preset id, or a directory with a saved pipeline, in the dtype meant for `device`;
+    onto `device`, or left on the CPU for the caller to move (`stay_on_cpu`)."""
+    preset = preset_for(preset_id)
+    if preset.offline:
+        source, revision = None, OFFLINE_REVISION
+    else:
+        source = Path(preset.repo) if Path(preset.id).is_dir() else model_dir / preset.id
+        if not (source / "model_index.json").is_file():
+            raise ModelUnavailable(
+                f"model preset {preset.id} ({preset.repo}, {preset.download_gb:g} GB) is not "
+                f"on this machine. Run `spotforge models pull {preset.id}` where there is "
+                "network, or choose an offline preset: "
+                + ", ".join(p.id for p in PRESETS.values() if p.offline)
+            )
+        revision = _revision_of(source)
+    torch_dtype = pick_dtype(preset.dtypes, device, dtype)
+    if source is None:
+        base = BUILDERS[preset.id]()
+        if torch_dtype != torch.float32:
+            with _quiet_diffusers():
+                base.to(dtype=torch_dtype)
+    else:
+        try:
+            base = DiffusionPipeline.from_pretrained(
+                source, dtype=torch_dtype, use_safetensors=True, local_files_only=True
+            )
+        except (OSError, ValueError) as exc:
+            raise ModelUnavailable(f"cannot load {preset.id} from {source}: {exc}") from exc
+    placed = torch.device("cpu") if stay_on_cpu else device
+    base.to(placed)
+    base.set_progress_bar_config(disable=True)
+    return LoadedModel(preset, revision, base, placed, torch_dtype)
+
+
+def pull(preset_id: str, model_dir: Path) -> Path:
+    """Download a hub preset's safetensors and configs, and record the commit fetched."""
+    from huggingface_hub import HfApi, snapshot_download
+
+    preset = get_preset(preset_id)
+    if preset.offline:
+        raise ModelUnavailable(f"{preset.id} is built in-process; there is nothing to pull")
+    commit = HfApi().model_info(preset.repo, revision=preset.revision).sha
+    target = model_dir / preset.id
+    snapshot_download(
+        preset.repo,
+        revision=commit,
+        local_dir=target,
+        allow_patterns=["*.json", "*.safetensors", "*.txt", "*.model"],
+    )
+    (target / REVISION_FILE).write_text(commit + "\n")
+    return target
+
+
+def local_size(preset: Preset, model_dir: Path) -> int | None:
+    """Bytes on disk for a pulled preset; None when it is not here (offline presets: 0)."""
+    if preset.offline:
+        return 0
+    root = model_dir / preset.id
+    if not (root / "model_index.json").is_file():
+        return None
+    return sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
+
+
+@contextmanager
+def _quiet_diffusers() -> Iterator[None]:
+    level = diffusers.utils.logging.get_verbosity()
+    diffusers.utils.logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        diffusers.utils.logging.set_verbosity(level)
+
+
+def _revision_of(path: Path) -> str:
+    pinned = path / REVISION_FILE
+    return pinned.read_text().strip() if pinned.is_file() else f"local:{path.resolve()}"
+
+
+def _directory_preset(path: Path) -> Preset:
+    index = json.loads((path / "model_index.json").read_text())
+    family = FAMILY_OF_CLASS.get(index.get("_class_name", ""))
+    if family is None:
+        raise ModelUnavailable(
+            f"{path} holds a {index.get('_class_name')!r}, which Spotforge does not run"
+        )
+    like = next(p for p in PRESETS.values() if p.family == family)
+    return replace(like, id=str(path), repo=str(path), licence="see the model's own card")

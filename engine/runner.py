@@ -1,0 +1,267 @@
+"""Running one batch of compatible requests through a diffusers pipeline.
+
+Stage timings come from timing the pipeline's own modules (text and image encoders, the VAE's
+encode and decode) while the unmodified `__call__` runs; denoising is the rest. The result
+therefore equals what a plain pipeline call returns for the same seeds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from PIL import Image
+
+from engine.errors import Cancelled, InvalidRequest
+from engine.loading import LoadedModel
+from engine.presets import Preset
+from engine.requests import ReferenceToVideo, Request
+from engine.version import ENGINE_VERSION
+
+ENCODERS = ("text_encoder", "text_encoder_2", "text_encoder_3", "image_encoder")
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A request with the preset's defaults filled in: the exact values a run uses."""
+
+    request: Request
+    steps: int
+    guidance: float
+    width: int
+    height: int
+    num_frames: int | None
+    fps: int | None
+    images: dict[str, Image.Image]  # conditioning images, already at the output size
+
+    def batch_key(self) -> tuple:
+        """Requests with equal keys can run in one pipeline call."""
+        scalars = self.request.scalars()
+        shared = {
+            k: v
+            for k, v in scalars.items()
+            if k not in ("prompt", "negative_prompt", "seed", "priority")
+        }
+        key = (
+            type(self.request).__name__,
+            tuple(sorted(shared.items())),
+            self.steps,
+            self.guidance,
+            self.width,
+            self.height,
+            self.num_frames,
+        )
+        if self.request.task.is_video:
+            # Video pipelines take one conditioning image per call: batch only identical ones.
+            key += tuple(image_sha256(img) for img in self.images.values())
+        return key
+
+
+@dataclass
+class Result:
+    """Images (a still's, or a clip's frames), stage timings, and the exact parameters used."""
+
+    images: list[Image.Image]
+    params: dict[str, Any]
+    timings: dict[str, float] = field(default_factory=dict)
+    fps: int | None = None
+
+    @property
+    def is_video(self) -> bool:
+        return self.fps is not None
+
+
+def resolve(request: Request, preset: Preset, compose: Callable | None = None) -> Resolved:
+    """Fill in the preset's defaults and check what can be checked before the model loads."""
+    preset.pipeline_class(request.task)  # unsupported task: a clear error now
+    width, height = request.width or preset.width, request.height or preset.height
+    multiple = 16
+    if width % multiple or height % multiple:
+        raise InvalidRequest(
+            f"width and height must be multiples of {multiple}; got {width}x{height}"
+        )
+    num_frames = fps = None
+    if request.task.is_video:
+        num_frames = request.num_frames or preset.num_frames
+        fps = request.fps or preset.fps
+        if (num_frames - 1) % 4:
+            raise InvalidRequest(f"num_frames must be 4k+1 (e.g. 9, 17, 81), not {num_frames}")
+    images = {
+        name: _fit(img, width, height, name == "mask") for name, img in request.inputs().items()
+    }
+    if isinstance(request, ReferenceToVideo):
+        if compose is None:
+            raise InvalidRequest("reference-to-video needs a segmenter to cut out the subject")
+        images = {"image": compose(request, width, height)}
+    return Resolved(
+        request,
+        request.steps or preset.steps,
+        preset.guidance if request.guidance is None else request.guidance,
+        width,
+        height,
+        num_frames,
+        fps,
+        images,
+    )
+
+
+def run_batch(
+    model: LoadedModel,
+    batch: list[Resolved],
+    on_step: Callable[[int, int], None] = lambda i, n: None,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> list[Result]:
+    first = batch[0]
+    task = first.request.task
+    pipe = model.pipeline(task)
+    accepts = set(inspect.signature(pipe.__call__).parameters)
+    kwargs: dict[str, Any] = {
+        "prompt": [r.request.prompt for r in batch],
+        "num_inference_steps": first.steps,
+        "guidance_scale": first.guidance,
+        "height": first.height,
+        "width": first.width,
+        "generator": [torch.Generator("cpu").manual_seed(r.request.seed) for r in batch],
+        "output_type": "np" if task.is_video else "pil",
+    }
+    if any(r.request.negative_prompt for r in batch):
+        kwargs["negative_prompt"] = [r.request.negative_prompt for r in batch]
+    if first.num_frames is not None:
+        kwargs["num_frames"] = first.num_frames
+    for name, image in first.images.items():
+        per_item = [r.images[name] for r in batch]
+        kwargs["mask_image" if name == "mask" else "image"] = image if task.is_video else per_item
+    if "strength" in first.request.scalars():
+        kwargs["strength"] = first.request.strength  # type: ignore[attr-defined]
+
+    def step_end(pipeline, i, t, callback_kwargs):
+        if cancelled():
+            raise Cancelled("cancelled")
+        on_step(i + 1, getattr(pipeline, "_num_timesteps", None) or first.steps)
+        return callback_kwargs
+
+    kwargs["callback_on_step_end"] = step_end
+    kwargs = {k: v for k, v in kwargs.items() if k in accepts}
+    start = time.perf_counter()
+    with _stage_clock(pipe) as stages, torch.inference_mode():
+        output = pipe(**kwargs)
+    total = time.perf_counter() - start
+    timings = {
+        "text_encoding": stages["encode"],
+        "image_encoding": stages["vae_encode"],
+        "decoding": stages["vae_decode"],
+        "denoising": total - stages["encode"] - stages["vae_encode"] - stages["vae_decode"],
+        "total": total,
+    }
+    per_item = {k: v / len(batch) for k, v in timings.items()}
+    outputs = _frames(output.frames) if task.is_video else [[im] for im in output.images]
+    return [
+        Result(images, _params(model, r), dict(per_item, batch_size=len(batch)), r.fps)
+        for r, images in zip(batch, outputs, strict=True)
+    ]
+
+
+def check_prompt(pipe, preset_id: str, request: Request) -> None:
+    """Refuse a prompt the model would silently truncate: the user's words would be lost."""
+    for name in ("tokenizer", "tokenizer_2"):
+        tokenizer = getattr(pipe, name, None)
+        limit = getattr(tokenizer, "model_max_length", None)
+        if limit is None or limit > 100_000:  # no real limit recorded
+            continue
+        for field_name in ("prompt", "negative_prompt"):
+            count = len(tokenizer(getattr(request, field_name)).input_ids)
+            if count > limit:
+                raise InvalidRequest(
+                    f"the {field_name.replace('_', ' ')} is too long for {preset_id}: "
+                    f"{count} tokens, it reads at most {limit}"
+                )
+
+
+def _params(model: LoadedModel, r: Resolved) -> dict[str, Any]:
+    params = {
+        **{k: v for k, v in r.request.scalars().items() if k != "preset"},
+        "task": r.request.task.value,
+        "model_id": model.preset.id,
+        "model_revision": model.revision,
+        "steps": r.steps,
+        "guidance": r.guidance,
+        "width": r.width,
+        "height": r.height,
+        "engine_version": ENGINE_VERSION,
+        "device": model.device.type,
+        "dtype": str(model.dtype).removeprefix("torch."),
+        "priority": int(r.request.priority),
+        "inputs_sha256": {n: image_sha256(img) for n, img in r.request.inputs().items()},
+    }
+    if r.num_frames is not None:
+        params.update(num_frames=r.num_frames, fps=r.fps)
+    return params
+
+
+def image_sha256(image: Image.Image) -> str:
+    """Hash of the pixels and their layout, independent of any file encoding."""
+    digest = hashlib.sha256(f"{image.mode}:{image.size}".encode())
+    digest.update(image.tobytes())
+    return digest.hexdigest()
+
+
+def _fit(image: Image.Image, width: int, height: int, is_mask: bool) -> Image.Image:
+    image = image.convert("L" if is_mask else "RGB")
+    if image.size == (width, height):
+        return image
+    resample = Image.Resampling.NEAREST if is_mask else Image.Resampling.LANCZOS
+    return image.resize((width, height), resample)
+
+
+def _frames(frames: np.ndarray) -> list[list[Image.Image]]:
+    clips = np.asarray(frames)
+    as_bytes = (np.clip(clips, 0, 1) * 255).round().astype(np.uint8)
+    return [[Image.fromarray(frame) for frame in clip] for clip in as_bytes]
+
+
+@contextmanager
+def _stage_clock(pipe) -> Iterator[dict[str, float]]:
+    """Accumulate time spent in the encoders and in the VAE while the pipeline runs."""
+    stages = {"encode": 0.0, "vae_encode": 0.0, "vae_decode": 0.0}
+    handles, started = [], {}
+
+    def before(module, args):
+        started[id(module)] = time.perf_counter()
+
+    def after(module, args, output):
+        stages["encode"] += time.perf_counter() - started.pop(id(module))
+
+    for name in ENCODERS:
+        module = getattr(pipe, name, None)
+        if isinstance(module, torch.nn.Module):
+            handles += [
+                module.register_forward_pre_hook(before),
+                module.register_forward_hook(after),
+            ]
+    vae = pipe.vae
+    originals = {"vae_encode": vae.encode, "vae_decode": vae.decode}
+
+    def timed(stage, method):
+        def call(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                stages[stage] += time.perf_counter() - t0
+
+        return call
+
+    vae.encode, vae.decode = (timed(k, m) for k, m in originals.items())
+    try:
+        yield stages
+    finally:
+        for handle in handles:
+            handle.remove()
+        del vae.encode, vae.decode  # the class's own methods show through again

@@ -1,0 +1,145 @@
+"""`spotforge generate`, `bench` and `models`, run as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+
+import pytest
+from PIL import Image
+from skimage import data
+
+from tests.app.test_cli import spotforge
+
+
+@pytest.fixture(scope="module")
+def photo_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("in") / "cup.jpg"
+    Image.fromarray(data.coffee()).save(path)
+    return path
+
+
+def probe(path) -> dict:
+    out = subprocess.run(
+        [
+            "ffprobe",
+            "-v",
+            "error",
+            "-select_streams",
+            "v:0",
+            "-count_frames",
+            "-show_entries",
+            "stream=codec_name,width,height,nb_read_frames",
+            "-of",
+            "json",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout)["streams"][0]
+
+
+def test_generate_a_still(tmp_path):
+    run = spotforge(
+        tmp_path,
+        "generate",
+        "--prompt",
+        "a beach at noon",
+        "--seed",
+        "7",
+        "--size",
+        "128x128",
+        "-o",
+        str(tmp_path / "beach.png"),
+    )
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout)
+    assert Image.open(tmp_path / "beach.png").size == (128, 128)
+    assert summary["params"]["seed"] == 7 and summary["params"]["model_id"] == "tiny-sd"
+    assert summary["timings"]["denoising"] > 0
+
+
+def test_generate_inpaint_and_clips(tmp_path, photo_file):
+    mask = tmp_path / "mask.png"
+    inpaint = [
+        "generate", "--task", "inpaint", "--prompt", "a rock", "--image", str(photo_file),
+        "--mask", str(mask), "--size", "128x128", "-o", str(tmp_path / "rock.png"),
+    ]  # fmt: skip
+    Image.new("L", (400, 300), 255).save(mask)
+    wrong = spotforge(tmp_path, *inpaint)
+    assert wrong.returncode == 1
+    assert "the mask is 400x300 but the image is 600x400" in wrong.stderr
+    Image.new("L", (600, 400), 255).save(mask)
+    right = spotforge(tmp_path, *inpaint)
+    assert right.returncode == 0, right.stderr
+    clip = spotforge(
+        tmp_path,
+        "generate",
+        "--preset",
+        "tiny-wan-i2v",
+        "--task",
+        "reference-to-video",
+        "--prompt",
+        "cup",
+        "--image",
+        str(photo_file),
+        "-o",
+        str(tmp_path / "cup.mp4"),
+    )
+    assert clip.returncode == 0, clip.stderr
+    assert probe(tmp_path / "cup.mp4") == {
+        "codec_name": "h264",
+        "width": 128,
+        "height": 128,
+        "nb_read_frames": "9",
+    }
+
+
+def test_generate_errors(tmp_path, photo_file):
+    cases = [
+        (["--task", "image-to-image", "--prompt", "x"], "image-to-image needs --image"),
+        (["--task", "dance", "--prompt", "x"], "unknown task 'dance'"),
+        (["--preset", "sdxl", "--prompt", "x"], "spotforge models pull sdxl"),
+        (
+            ["--task", "image-to-image", "--prompt", "x", "--image", str(photo_file.parent / "no")],
+            "cannot read",
+        ),
+        (["--prompt", "x", "--size", "big"], "size must look like 512x512"),
+    ]
+    for args, message in cases:
+        run = spotforge(tmp_path, "generate", *args, "-o", str(tmp_path / "x.png"))
+        assert run.returncode == 1 and message in run.stderr, (args, run.stderr)
+        assert "Traceback" not in run.stderr
+
+
+def test_bench_matches_plain_diffusers(tmp_path):
+    run = spotforge(tmp_path, "bench", "--preset", "tiny-sd", "--runs", "2", "--steps", "4")
+    assert run.returncode == 0, run.stderr
+    row = json.loads(run.stdout)
+    assert {
+        "preset",
+        "task",
+        "recipe",
+        "steps",
+        "size",
+        "baseline_s",
+        "engine_s",
+        "speedup",
+        "psnr_db",
+        "ssim",
+    } <= set(row)
+    assert (row["preset"], row["steps"], row["size"]) == ("tiny-sd", 4, "256x256")
+    assert math.isinf(row["psnr_db"]) and row["ssim"] == 1.0  # exact recipe: same pixels
+
+
+def test_models_list(tmp_path):
+    run = spotforge(tmp_path, "models", "list")
+    lines = {line.split()[0]: line for line in run.stdout.splitlines()[1:]}
+    assert "Apache-2.0" in lines["flux-schnell"] and " no " in lines["flux-schnell"]
+    assert "built-in" in lines["tiny-sd"]
+    assert "reference-to-video" in lines["tiny-wan-i2v"]
+    pull = spotforge(tmp_path, "models", "pull", "tiny-sd")
+    assert pull.returncode == 1 and "built in-process; there is nothing to pull" in pull.stderr
