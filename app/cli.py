@@ -201,6 +201,8 @@ def generate(
             dtype=settings.dtype,
             model_dir=settings.resolved_model_dir,
             segmentation_model=settings.segmentation_model,
+            max_batch=settings.engine_max_batch,
+            max_queued=settings.engine_max_queued,
         ) as engine:
             result = engine.generate(request)
         paths = save_result(result.images, result.fps, out)

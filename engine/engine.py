@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from engine.device import pick_device
-from engine.errors import Cancelled, QueueFull
+from engine.errors import Cancelled, EngineError, QueueFull
 from engine.handle import Handle
 from engine.loading import load, preset_for
 from engine.pool import CPU, ModelPool
@@ -61,11 +61,13 @@ class Engine:
 
     def submit(self, request: Request) -> Handle:
         """Queue a request; invalid requests and a full queue raise here, at once."""
+        if not self._worker.is_alive():
+            raise EngineError("the engine has stopped; create a new one")
         preset = preset_for(request.preset)
         handle = Handle(resolve(request, preset, self._compose))
         handle._on_cancel = self._dequeue
+        handle.emit("queued")  # before the worker can see it, so events stay in order
         self.scheduler.submit(handle)
-        handle.emit("queued")
         return handle
 
     def generate(self, request: Request, timeout: float | None = None) -> Result:

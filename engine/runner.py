@@ -26,6 +26,9 @@ from engine.requests import ReferenceToVideo, Request
 from engine.version import ENGINE_VERSION
 
 ENCODERS = ("text_encoder", "text_encoder_2", "text_encoder_3", "image_encoder")
+# Named recipes a request may select. Only `exact` exists until acceleration lands; naming
+# another must fail rather than record a recipe that did not run.
+RECIPES = ("exact",)
 
 
 @dataclass(frozen=True)
@@ -40,9 +43,12 @@ class Resolved:
     num_frames: int | None
     fps: int | None
     images: dict[str, Image.Image]  # conditioning images, already at the output size
+    batch_key: tuple = ()  # requests with equal keys can run in one pipeline call
 
-    def batch_key(self) -> tuple:
-        """Requests with equal keys can run in one pipeline call."""
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "batch_key", self._batch_key())
+
+    def _batch_key(self) -> tuple:
         scalars = self.request.scalars()
         shared = {
             k: v
@@ -81,6 +87,8 @@ class Result:
 def resolve(request: Request, preset: Preset, compose: Callable | None = None) -> Resolved:
     """Fill in the preset's defaults and check what can be checked before the model loads."""
     preset.pipeline_class(request.task)  # unsupported task: a clear error now
+    if request.recipe not in RECIPES:
+        raise InvalidRequest(f"unknown recipe {request.recipe!r}; available: {', '.join(RECIPES)}")
     width, height = request.width or preset.width, request.height or preset.height
     multiple = 16
     if width % multiple or height % multiple:
@@ -150,7 +158,7 @@ def run_batch(
     kwargs["callback_on_step_end"] = step_end
     kwargs = {k: v for k, v in kwargs.items() if k in accepts}
     start = time.perf_counter()
-    with _stage_clock(pipe) as stages, torch.inference_mode():
+    with _stage_clock(pipe, model.device) as stages, torch.inference_mode():
         output = pipe(**kwargs)
     total = time.perf_counter() - start
     timings = {
@@ -227,41 +235,50 @@ def _frames(frames: np.ndarray) -> list[list[Image.Image]]:
 
 
 @contextmanager
-def _stage_clock(pipe) -> Iterator[dict[str, float]]:
+def _stage_clock(pipe, device: torch.device) -> Iterator[dict[str, float]]:
     """Accumulate time spent in the encoders and in the VAE while the pipeline runs."""
     stages = {"encode": 0.0, "vae_encode": 0.0, "vae_decode": 0.0}
-    handles, started = [], {}
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    started: dict[int, float] = {}
 
     def before(module, args):
+        sync()  # on CUDA, work queued earlier must not be counted here
         started[id(module)] = time.perf_counter()
 
     def after(module, args, output):
+        sync()
         stages["encode"] += time.perf_counter() - started.pop(id(module))
-
-    for name in ENCODERS:
-        module = getattr(pipe, name, None)
-        if isinstance(module, torch.nn.Module):
-            handles += [
-                module.register_forward_pre_hook(before),
-                module.register_forward_hook(after),
-            ]
-    vae = pipe.vae
-    originals = {"vae_encode": vae.encode, "vae_decode": vae.decode}
 
     def timed(stage, method):
         def call(*args, **kwargs):
+            sync()
             t0 = time.perf_counter()
             try:
                 return method(*args, **kwargs)
             finally:
+                sync()
                 stages[stage] += time.perf_counter() - t0
 
         return call
 
-    vae.encode, vae.decode = (timed(k, m) for k, m in originals.items())
+    encoders = {
+        id(m): m for name in ENCODERS if isinstance(m := getattr(pipe, name, None), torch.nn.Module)
+    }
+    vae = pipe.vae
+    saved = {name: vars(vae)[name] for name in ("encode", "decode") if name in vars(vae)}
+    handles = []
     try:
+        for module in encoders.values():
+            handles += [
+                module.register_forward_pre_hook(before),
+                module.register_forward_hook(after),
+            ]
+        vae.encode = timed("vae_encode", vae.encode)
+        vae.decode = timed("vae_decode", vae.decode)
         yield stages
     finally:
         for handle in handles:
             handle.remove()
-        del vae.encode, vae.decode  # the class's own methods show through again
+        for name in ("encode", "decode"):
+            vars(vae).pop(name, None)  # the class's own method shows through again...
+        vars(vae).update(saved)  # ...unless something had set its own before us

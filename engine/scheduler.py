@@ -60,8 +60,8 @@ class Scheduler:
             if not self._pending:
                 return None
             ranked = self._ranked()
-            key = ranked[0].resolved.batch_key()
-            batch = [h for h in ranked if h.resolved.batch_key() == key][: self.max_batch]
+            key = ranked[0].resolved.batch_key
+            batch = [h for h in ranked if h.resolved.batch_key == key][: self.max_batch]
             for handle in batch:
                 self._pending.remove(handle)
             return batch

@@ -22,7 +22,12 @@ class Worker(threading.Thread):
 
     def run(self) -> None:
         while (batch := self._scheduler.next_batch()) is not None:
-            self._run(batch)
+            try:
+                self._run(batch)
+            except Exception as exc:  # the worker must outlive any one batch
+                log.exception("batch of %d failed", len(batch))
+                for handle in batch:
+                    handle.fail(_as_engine_error(exc))
 
     def _run(self, batch: list[Handle]) -> None:
         live = []
@@ -39,15 +44,15 @@ class Worker(threading.Thread):
             pipe = model.pipeline(live[0].request.task)
         except Exception as exc:  # one failure message for every request that needed the model
             for handle in live:
-                handle.fail(exc if isinstance(exc, EngineError) else EngineError(str(exc)))
+                handle.fail(_as_engine_error(exc))
             return
         runnable = []
         for handle in live:
             try:
                 check_prompt(pipe, preset_id, handle.request)
                 runnable.append(handle)
-            except EngineError as exc:
-                handle.fail(exc)
+            except Exception as exc:
+                handle.fail(_as_engine_error(exc))
         if not runnable:
             return
         for handle in runnable:
@@ -64,13 +69,27 @@ class Worker(threading.Thread):
                 on_step,
                 cancelled=lambda: all(h.cancelled for h in runnable),
             )
+        except Cancelled as exc:
+            for handle in runnable:
+                handle.fail(exc)
+            return
         except Exception as exc:
             log.exception("batch of %d failed", len(runnable))
             for handle in runnable:
-                handle.fail(exc)
+                handle.fail(_as_engine_error(exc))
             return
         for handle, result in zip(runnable, results, strict=True):
             if handle.cancelled:  # cancelled while others in its batch carried on
                 handle.fail(Cancelled(f"request {handle.id} was cancelled"))
             else:
                 handle.succeed(result)
+
+
+def _as_engine_error(exc: Exception) -> EngineError:
+    """Callers get EngineErrors only; anything else (out of memory, a library bug) is wrapped
+    with its message so it reaches the user instead of a traceback."""
+    if isinstance(exc, EngineError):
+        return exc
+    error = EngineError(f"generation failed: {type(exc).__name__}: {exc}")
+    error.__cause__ = exc
+    return error

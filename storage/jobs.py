@@ -67,11 +67,24 @@ class JobQueue:
     def lease(self, owner: str, lease_s: float = 60.0, kinds: tuple[str, ...] = ()) -> Job | None:
         """Claim the most urgent runnable job (highest priority, then oldest), or None."""
         now = self._now()
+        expired = and_(Job.status == JobStatus.LEASED, Job.lease_expires_at < now)
         runnable = or_(
             and_(Job.status == JobStatus.QUEUED, Job.run_after <= now),
-            and_(Job.status == JobStatus.LEASED, Job.lease_expires_at < now),
+            and_(expired, Job.attempts < Job.max_attempts),
         )
         with self._db.session() as session:
+            # A job whose workers keep dying (killed for memory, say) is not retried forever.
+            session.execute(
+                update(Job)
+                .where(expired, Job.attempts >= Job.max_attempts)
+                .values(
+                    status=JobStatus.FAILED,
+                    lease_owner=None,
+                    lease_expires_at=None,
+                    last_error="its worker stopped responding on every attempt",
+                )
+                .execution_options(synchronize_session=False)
+            )
             query = select(Job.id).where(runnable).order_by(Job.priority.desc(), Job.id).limit(8)
             if kinds:
                 query = query.where(Job.kind.in_(kinds))

@@ -70,6 +70,8 @@ def _image(path: Path, media_type: str, extension: str) -> MediaInfo:
             if width * height > MAX_IMAGE_PIXELS:
                 raise InvalidAsset(f"image is too large: {width}x{height} pixels")
             image.load()  # decodes every pixel: a truncated or corrupt file fails here
+    except Image.DecompressionBombError as exc:
+        raise InvalidAsset(f"image is too large: {exc}") from exc
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
         raise InvalidAsset(f"image file is corrupt or truncated: {exc}") from exc
     return MediaInfo(media_type, extension, width, height)
@@ -79,28 +81,31 @@ def _audiovisual(path: Path, media_type: str, extension: str) -> MediaInfo:
     ffprobe = shutil.which("ffprobe")
     if ffprobe is None:
         raise InvalidAsset("ffprobe is needed to accept video and audio files; install ffmpeg")
-    result = subprocess.run(
-        [
-            ffprobe,
-            "-v",
-            "error",
-            "-print_format",
-            "json",
-            "-show_format",
-            "-show_streams",
-            str(path),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    try:
+        result = subprocess.run(
+            [
+                ffprobe,
+                "-v",
+                "error",
+                "-print_format",
+                "json",
+                "-show_format",
+                "-show_streams",
+                str(path),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise InvalidAsset(f"{media_type} file could not be read in time") from exc
     if result.returncode != 0:
         raise InvalidAsset(f"{media_type} file is corrupt: {result.stderr.strip()[:300]}")
     probe = json.loads(result.stdout)
     streams = probe.get("streams", [])
     video = next((s for s in streams if s.get("codec_type") == "video"), None)
-    if media_type.startswith("video/") and video is None:
-        raise InvalidAsset("video file has no video stream")
+    if media_type.startswith("video/") and (video is None or "width" not in video):
+        raise InvalidAsset("video file has no readable video stream")
     if media_type.startswith("audio/") and not any(s.get("codec_type") == "audio" for s in streams):
         raise InvalidAsset("audio file has no audio stream")
     duration = probe.get("format", {}).get("duration")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import BinaryIO
 
+from sqlalchemy.exc import IntegrityError
+
 from storage.assets import AssetStore
 from storage.models import Asset
 from storage.scope import Scope
@@ -24,6 +26,13 @@ class Assets:
         if existing is not None:
             return existing
         info = blob.info
+        try:
+            with self._scope.session.begin_nested():
+                return self._add_row(blob, info, original_name)
+        except IntegrityError:  # the same bytes, uploaded at the same moment by this business
+            return self.by_sha256(blob.sha256)
+
+    def _add_row(self, blob, info, original_name: str) -> Asset:
         return self._scope.add(
             Asset(
                 sha256=blob.sha256,

@@ -150,3 +150,29 @@ def test_progress_events(engine):
     assert kinds == [("queued", 0, 0), ("started", 0, 0)] + [
         ("step", i, 5) for i in range(1, 6)
     ] + [("done", 0, 0)]
+
+
+def test_worker_survives_an_unexpected_failure(engine, monkeypatch):
+    """An out-of-memory error cannot be caused on a CI machine, so the runner is made to
+    raise one; the request fails with a readable message and the engine carries on."""
+    import engine.worker as worker_module
+
+    real = worker_module.run_batch
+
+    def out_of_memory(*args, **kwargs):
+        raise RuntimeError("CUDA out of memory. Tried to allocate 20.00 GiB")
+
+    monkeypatch.setattr(worker_module, "run_batch", out_of_memory)
+    from engine import EngineError
+
+    with pytest.raises(EngineError, match="generation failed: RuntimeError: CUDA out of memory"):
+        engine.generate(TextToImage(preset="tiny-sd", prompt="x", steps=1), timeout=60)
+    monkeypatch.setattr(worker_module, "run_batch", real)
+    assert engine.generate(TextToImage(preset="tiny-sd", prompt="x", steps=1), timeout=60)
+
+
+def test_unknown_recipe_is_refused(engine):
+    from engine import InvalidRequest
+
+    with pytest.raises(InvalidRequest, match="unknown recipe 'fast'; available: exact"):
+        engine.submit(TextToImage(preset="tiny-sd", prompt="x", recipe="fast"))

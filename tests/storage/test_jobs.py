@@ -91,3 +91,14 @@ def test_kinds_filter(queue):
     queue.enqueue("render", {})
     export = queue.enqueue("export", {})
     assert queue.lease("w", kinds=("export",)).id == export
+
+
+def test_a_job_that_keeps_killing_its_worker_stops_being_retried(queue, clock):
+    job_id = queue.enqueue("render", {}, max_attempts=2)
+    for _ in range(2):
+        assert queue.lease("w", lease_s=10).id == job_id
+        clock.advance(11)  # the worker died without a word
+    assert queue.lease("w") is None
+    job = queue.get(job_id)
+    assert (job.status, job.attempts) == (JobStatus.FAILED, 2)
+    assert job.last_error == "its worker stopped responding on every attempt"

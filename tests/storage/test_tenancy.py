@@ -127,3 +127,16 @@ def test_builtin_library_is_shared_but_own_entries_are_not(ctx, business_ids):
         t.library.add_geography("Manhattan")  # a business may shadow a built-in name
     with ctx.tenant(a) as t:
         assert [g.name for g in t.library.geographies()] == ["Manhattan", "Marin headlands"]
+
+
+def test_writes_cannot_reach_the_shared_library(ctx, business_ids):
+    from storage import StorageError
+
+    with ctx.db.session() as s:
+        s.add(Geography(name="Chicago skyline"))
+    refused = pytest.raises(StorageError, match="would alter the built-in library's geography")
+    with refused, ctx.tenant(business_ids[0]) as t:
+        [builtin] = t.library.geographies()
+        builtin.name = "Renamed by one business"
+    with ctx.tenant(business_ids[1]) as t:
+        assert [g.name for g in t.library.geographies()] == ["Chicago skyline"]
