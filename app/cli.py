@@ -280,6 +280,92 @@ def models_pull(preset: str) -> None:
     typer.echo(f"{preset} is in {path}")
 
 
+@cli.command()
+def qc(
+    file: Path,
+    spec: str = typer.Option("broadcast", help="broadcast (CTV master) or preview"),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Check a spot file against the delivery spec: a PASS/FAIL line per rule; exit 0 only
+    when every rule passes."""
+    import json
+
+    from templates import qc as quality
+
+    specs = {"broadcast": quality.BROADCAST, "preview": quality.PREVIEW}
+    if spec not in specs:
+        raise _fail(f"unknown spec {spec!r}; one of: {', '.join(specs)}")
+    if not file.is_file():
+        raise _fail(f"no such file: {file}")
+    report = quality.check(file, specs[spec])
+    typer.echo(json.dumps(report.to_dict(), indent=2) if json_out else report.text())
+    raise typer.Exit(0 if report.passed else 1)
+
+
+@cli.command()
+def render(
+    template: str = typer.Option(..., help="Template id (see `spotforge templates`)."),
+    brief: Path = typer.Option(..., help="The brief as JSON (fields of templates.Brief)."),
+    background: Path = typer.Option(..., help="Picture for background scenes."),
+    product: Path = typer.Option(..., help="Product photo; its subject is cut out."),
+    tier: str = typer.Option("final", help="final (broadcast master) or preview"),
+    audio: Path = typer.Option(None, help="Audio bed; default: the template's built-in one."),
+    out: Path = typer.Option(..., "-o", "--out", help="Output .mp4; its QC report goes beside."),
+) -> None:
+    """Render a spot from a template, a brief and two stills, then QC it."""
+    import json
+
+    from PIL import Image
+    from pydantic import ValidationError
+
+    from engine.segmentation import Segmenter
+    from templates.export import TIERS
+    from templates.export import render as render_spot
+    from templates.motion import Still
+    from templates.spec import TemplateError, load_template
+    from templates.storyboard import Brief, CopyError, build_storyboard
+
+    if tier not in TIERS:
+        raise _fail(f"unknown tier {tier!r}; one of: {', '.join(TIERS)}")
+    try:
+        board = build_storyboard(
+            load_template(template), Brief.model_validate_json(brief.read_text())
+        )
+        backdrop, photo = Image.open(background), Image.open(product)
+        backdrop.load()
+        photo.load()
+    except (TemplateError, CopyError, ValidationError, OSError) as exc:
+        raise _fail(str(exc)) from exc
+    cutout = Segmenter(Settings().segmentation_model).cutout(photo)
+    visuals = {
+        s.index: Still(backdrop, subject=cutout if s.visual.source == "product" else None)
+        for s in board.scenes
+        if s.visual.source != "brand"
+    }
+    result = render_spot(board, visuals, TIERS[tier], out, audio)
+    out.with_suffix(".qc.json").write_text(json.dumps(result.report.to_dict(), indent=2))
+    typer.echo(result.report.text())
+    typer.echo(
+        json.dumps(
+            {
+                "file": str(out),
+                "frames": result.frames,
+                "timings_s": {k: round(v, 2) for k, v in result.timings.items()},
+            }
+        )
+    )
+    raise typer.Exit(0 if result.report.passed else 1)
+
+
+@cli.command("templates")
+def templates_list() -> None:
+    """The spot templates: id, length, scenes, and what each is for."""
+    from templates.spec import all_templates
+
+    for t in all_templates():
+        typer.echo(f"{t.id:18} {t.duration:>2} s  {len(t.scenes)} scenes  {t.use_case}")
+
+
 def _size(text: str) -> tuple[int, int]:
     try:
         width, height = (int(v) for v in text.lower().split("x"))

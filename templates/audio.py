@@ -1,0 +1,182 @@
+"""The audio bed: the business's own track or a built-in one, normalised for broadcast.
+
+Loudness follows ATSC A/85: ffmpeg's EBU R128 `loudnorm` in two passes (measure, then apply
+the measured values with a linear gain) to -24 LKFS integrated, true peak under the ceiling.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+RATE = 48_000
+TARGET_LUFS = -24.0
+TRUE_PEAK_CEILING = -3.0  # 1 dB under the spec's -2 dBTP, for the AAC encode's overshoot
+
+# Chord roots (semitones above A) of a I-V-vi-IV progression per style, and its key.
+STYLES = {
+    "upbeat": (0, True),
+    "bright": (3, True),
+    "warm": (-4, False),
+    "calm": (-2, False),
+}
+
+
+def tool(name: str = "ffmpeg") -> str:
+    """The path of ffmpeg (or ffprobe), or a clear error when it is not installed."""
+    path = shutil.which(name)
+    if path is None:
+        raise RuntimeError(f"{name} is required to render and check spots; install ffmpeg")
+    return path
+
+
+def pcm(path: Path, duration: float | None = None) -> np.ndarray:
+    """The file's first audio stream as 48 kHz stereo float32, at most `duration` seconds."""
+    limit = ["-t", f"{duration:.6f}"] if duration is not None else []
+    result = subprocess.run(
+        [
+            tool(),
+            "-v",
+            "error",
+            "-i",
+            str(path),
+            *limit,
+            "-map",
+            "0:a:0",
+            "-f",
+            "f32le",
+            "-ac",
+            "2",
+            "-ar",
+            str(RATE),
+            "-",
+        ],
+        capture_output=True,
+        check=False,
+    )
+    if result.returncode != 0 or not result.stdout:
+        raise ValueError(f"cannot read the audio in {path.name}: {result.stderr.decode()[-300:]}")
+    return np.frombuffer(result.stdout, dtype=np.float32).reshape(-1, 2)
+
+
+def built_in_bed(style: str, bpm: int, duration: float, seed: int = 0) -> np.ndarray:
+    """A simple, pleasant music bed: pads on a I-V-vi-IV progression, bass on the beat, and a
+    light hi-hat in the brighter styles. Stereo float32 at 48 kHz, `duration` seconds."""
+    key, percussive = STYLES[style]
+    n = round(duration * RATE)
+    t = np.arange(n) / RATE
+    beat = 60.0 / bpm
+    bar = 4 * beat
+    progression = [(0, 4, 7), (7, 11, 14), (9, 12, 16), (5, 9, 12)]  # I V vi IV
+    chord_index = (t // bar).astype(int) % 4
+    left = np.zeros(n)
+    right = np.zeros(n)
+    base = 220.0 * 2 ** (key / 12)
+    for voice in range(3):
+        semis = np.array([c[voice] for c in progression])[chord_index]
+        f = base * 2 ** (semis / 12)
+        phase = 2 * np.pi * np.cumsum(f) / RATE
+        left += 0.12 * np.sin(phase * 1.002) + 0.04 * np.sin(2 * phase)
+        right += 0.12 * np.sin(phase * 0.998) + 0.04 * np.sin(2 * phase)
+    in_beat = (t % beat) / beat
+    bass_f = base / 2 * 2 ** (np.array([c[0] for c in progression])[chord_index] / 12)
+    bass = 0.22 * np.sin(2 * np.pi * np.cumsum(bass_f) / RATE) * np.exp(-4 * in_beat)
+    left += bass
+    right += bass
+    if percussive:
+        rng = np.random.default_rng(seed)
+        hat = rng.normal(0, 1, n) * np.exp(-40 * ((t + beat / 2) % beat) / beat) * 0.05
+        left += hat
+        right += np.roll(hat, 24)
+    envelope = np.minimum(1.0, t / 0.3) * np.minimum(1.0, (duration - t) / 1.2)
+    return (np.stack([left, right], axis=1) * envelope[:, None]).astype(np.float32)
+
+
+def decode(path: Path, duration: float) -> np.ndarray:
+    """Any audio file as 48 kHz stereo float32, cut or padded to `duration` (with a fade)."""
+    samples = pcm(path, duration)
+    n = round(duration * RATE)
+    out = np.zeros((n, 2), dtype=np.float32)
+    out[: min(n, len(samples))] = samples[:n]
+    fade = np.minimum(1.0, (duration - np.arange(n) / RATE) / 1.0)[:, None]
+    return out * fade.astype(np.float32)
+
+
+def normalize(samples: np.ndarray, wav_out: Path) -> dict:
+    """Two-pass loudness normalisation into a 48 kHz stereo WAV; returns pass one's measures."""
+    source = wav_out.with_suffix(".raw.wav")
+    _write_wav(samples, source)
+    target = f"I={TARGET_LUFS}:TP={TRUE_PEAK_CEILING}:LRA=11"
+    measure = subprocess.run(
+        [
+            tool(),
+            "-hide_banner",
+            "-nostats",
+            "-i",
+            str(source),
+            "-af",
+            f"loudnorm={target}:print_format=json",
+            "-f",
+            "null",
+            "-",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    stats = json.loads(measure.stderr[measure.stderr.rindex("{") :])
+    measured = (
+        f"measured_I={stats['input_i']}:measured_TP={stats['input_tp']}:"
+        f"measured_LRA={stats['input_lra']}:measured_thresh={stats['input_thresh']}:"
+        f"offset={stats['target_offset']}:linear=true"
+    )
+    subprocess.run(
+        [
+            tool(),
+            "-v",
+            "error",
+            "-y",
+            "-i",
+            str(source),
+            "-af",
+            f"loudnorm={target}:{measured}",
+            "-ar",
+            str(RATE),
+            "-ac",
+            "2",
+            "-c:a",
+            "pcm_s24le",
+            str(wav_out),
+        ],
+        check=True,
+    )
+    source.unlink()
+    return stats
+
+
+def _write_wav(samples: np.ndarray, path: Path) -> None:
+    subprocess.run(
+        [
+            tool(),
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "f32le",
+            "-ar",
+            str(RATE),
+            "-ac",
+            "2",
+            "-i",
+            "-",
+            "-c:a",
+            "pcm_f32le",
+            str(path),
+        ],
+        input=np.ascontiguousarray(samples, dtype=np.float32).tobytes(),
+        check=True,
+    )

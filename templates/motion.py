@@ -1,0 +1,121 @@
+"""Moving pictures from stills and clips: zoom, pan and parallax (Ken Burns), and generated
+clips retimed to the broadcast frame rate.
+
+Each returns `frame(t) -> PIL image` at the output size. Every scene moves a little, so no two
+consecutive frames of a spot are identical (a broadcast QC rule).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PIL import Image, ImageOps
+
+from templates.spec import Motion
+
+Frame = Callable[[float], Image.Image]
+MIN_DRIFT = 0.02  # even a "still" zooms 2 % over its scene
+
+
+@dataclass(frozen=True)
+class Still:
+    """A picture for a scene; `subject` (RGBA cut-out) enables parallax over `image`."""
+
+    image: Image.Image
+    subject: Image.Image | None = None
+
+
+@dataclass(frozen=True)
+class Clip:
+    """A generated clip; it is retimed to fill its scene."""
+
+    frames: list[Image.Image]
+
+
+def ease(x: float) -> float:
+    """Half smoothstep, half linear: gentle at the ends, yet never at rest, so the picture
+    keeps moving to the scene's last frame (a frozen tail would repeat frames)."""
+    x = min(max(x, 0.0), 1.0)
+    return 0.5 * x * x * (3 - 2 * x) + 0.5 * x
+
+
+def animate(visual: Still | Clip, motion: Motion, duration: float, size: tuple[int, int]) -> Frame:
+    if isinstance(visual, Clip):
+        return _retime(visual, size, duration)
+    z_from, z_to = motion.zoom_from, motion.zoom_to
+    if motion.type == "still" or (abs(z_to - z_from) < MIN_DRIFT and motion.type != "pan"):
+        z_to = z_from + MIN_DRIFT
+    base = _cover(visual.image, size, max(z_from, z_to, 1.0))
+    if motion.type == "pan":
+        return _pan(base, size, max(z_from, 1.06), motion.pan, duration)
+    background = _zoom(base, size, z_from, z_to, duration)
+    if motion.type != "parallax" or visual.subject is None:
+        return background
+    # The subject moves faster than the scene behind it: depth from a flat photo.
+    subject = visual.subject
+
+    def frame(t: float) -> Image.Image:
+        out = background(t).convert("RGBA")
+        k = ease(t / duration)
+        scale = (0.62 + 0.08 * k) * size[1] / subject.height
+        fg = subject.resize(
+            (max(1, round(subject.width * scale)), max(1, round(subject.height * scale))),
+            Image.Resampling.BILINEAR,
+        )
+        x = round((size[0] - fg.width) / 2 + (0.5 - k) * 0.04 * size[0])
+        y = size[1] - fg.height - round(0.06 * size[1])
+        out.alpha_composite(fg, (x, y))
+        return out.convert("RGB")
+
+    return frame
+
+
+def _cover(image: Image.Image, size: tuple[int, int], zoom: float) -> Image.Image:
+    """The image cropped to the output aspect at enough resolution for the deepest zoom."""
+    w, h = size
+    target = (round(w * zoom), round(h * zoom))
+    return ImageOps.fit(image.convert("RGB"), target, Image.Resampling.LANCZOS)
+
+
+def _zoom(base: Image.Image, size, z_from: float, z_to: float, duration: float) -> Frame:
+    bw, bh = base.size
+
+    def frame(t: float) -> Image.Image:
+        z = z_from + (z_to - z_from) * ease(t / duration)
+        cw, ch = bw / z, bh / z  # the base is the output at the deepest zoom
+        x0, y0 = (bw - cw) / 2, (bh - ch) / 2
+        return base.resize(size, Image.Resampling.BILINEAR, box=(x0, y0, x0 + cw, y0 + ch))
+
+    return frame
+
+
+def _pan(base: Image.Image, size, zoom: float, direction: str, duration: float) -> Frame:
+    bw, bh = base.size
+    cw, ch = bw / zoom, bh / zoom
+    slack_x, slack_y = bw - cw, bh - ch
+
+    def frame(t: float) -> Image.Image:
+        k = ease(t / duration)
+        k = {"right": k, "left": 1 - k, "down": k, "up": 1 - k}[direction]
+        horizontal = direction in ("left", "right")
+        x0 = slack_x * k if horizontal else slack_x / 2
+        y0 = slack_y / 2 if horizontal else slack_y * k
+        return base.resize(size, Image.Resampling.BILINEAR, box=(x0, y0, x0 + cw, y0 + ch))
+
+    return frame
+
+
+def _retime(clip: Clip, size, duration: float) -> Frame:
+    """A clip stretched or squeezed to fill its scene, shown at any frame rate: neighbouring
+    frames are blended, so a slower clip gains in-between frames instead of repeated ones."""
+    frames = [ImageOps.fit(f.convert("RGB"), size, Image.Resampling.LANCZOS) for f in clip.frames]
+    rate = (len(frames) - 1) / duration
+
+    def frame(t: float) -> Image.Image:
+        pos = min(max(t * rate, 0.0), len(frames) - 1.0)
+        i = int(pos)
+        j = min(i + 1, len(frames) - 1)
+        return Image.blend(frames[i], frames[j], pos - i) if j != i else frames[i]
+
+    return frame

@@ -1,0 +1,146 @@
+"""Spot templates: the schema of the TOML files in templates/catalog, and loading them.
+
+A template is data: ordered scenes with timings, the visual each needs, text slots with
+character limits, motion, transitions, and an audio bed. A malformed file fails at load with
+a message naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+CATALOG = Path(__file__).parent / "catalog"
+
+SceneKind = Literal["establishing", "hero", "feature", "storefront", "offer", "end_card"]
+# Where a scene's picture comes from: a generated background, the product composed on one, a
+# card drawn from the brand colours, or a generated clip.
+VisualSource = Literal["background", "product", "brand", "clip"]
+BriefField = Literal[
+    "business_name",
+    "product_name",
+    "headline",
+    "body",
+    "offer",
+    "cta_text",
+    "tagline",
+    "phone",
+    "cta_url",
+]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TextSlot(Strict):
+    slot: str
+    source: BriefField  # which field of the brief fills it
+    max_chars: int = Field(gt=0, le=200)
+    role: Literal["headline", "body", "offer", "cta", "tagline", "caption"]
+    position: Literal["top", "center", "lower_third", "bottom"] = "lower_third"
+    required: bool = True
+
+
+class Visual(Strict):
+    source: VisualSource
+    # For generated visuals: a prompt with {product}, {business}, {setting} placeholders.
+    prompt: str = ""
+
+
+class Motion(Strict):
+    type: Literal["zoom", "pan", "parallax", "still"] = "zoom"
+    zoom_from: float = Field(1.0, ge=1.0, le=2.0)
+    zoom_to: float = Field(1.08, ge=1.0, le=2.0)
+    pan: Literal["left", "right", "up", "down"] = "right"
+
+
+class Transition(Strict):
+    type: Literal["cut", "crossfade"] = "cut"
+    duration: float = Field(0.0, ge=0.0, le=2.0)
+
+
+class SceneSpec(Strict):
+    kind: SceneKind
+    duration: float = Field(gt=0.5, le=30)
+    visual: Visual
+    motion: Motion = Motion()
+    transition: Transition = Transition()  # into this scene from the previous one
+    text: list[TextSlot] = []
+    logo: bool = False
+    qr: bool = False  # a QR code of the call-to-action URL (TV is not clickable)
+
+
+class AudioBed(Strict):
+    style: Literal["upbeat", "calm", "warm", "bright"] = "upbeat"
+    bpm: int = Field(110, ge=50, le=180)
+
+
+class Template(Strict):
+    id: str
+    name: str
+    version: str
+    description: str
+    use_case: str
+    duration: Literal[15, 30]
+    audio_bed: AudioBed = AudioBed()
+    scenes: list[SceneSpec] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _timing(self) -> Template:
+        total = sum(s.duration for s in self.scenes)
+        if abs(total - self.duration) > 1e-6:
+            raise ValueError(
+                f"scene durations add up to {total:g} s, but the spot lasts {self.duration} s"
+            )
+        if self.scenes[0].transition.type != "cut":
+            raise ValueError("the first scene cannot have a transition into it")
+        for i, scene in enumerate(self.scenes):
+            if scene.transition.type == "crossfade" and not 0 < scene.transition.duration < min(
+                scene.duration, self.scenes[i - 1].duration
+            ):
+                raise ValueError(
+                    f"scenes[{i}].transition: a crossfade must be shorter than both scenes it joins"
+                )
+        return self
+
+
+class TemplateError(ValueError):
+    pass
+
+
+def parse_template(text: str, origin: str) -> Template:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TemplateError(f"{origin}: not valid TOML: {exc}") from exc
+    try:
+        return Template.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'template'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise TemplateError(f"{origin}: {problems}") from None
+
+
+@cache
+def load_template(template_id: str) -> Template:
+    path = CATALOG / f"{template_id}.toml"
+    if not path.is_file():
+        raise TemplateError(
+            f"unknown template {template_id!r}; available: {', '.join(template_ids())}"
+        )
+    return parse_template(path.read_text(), path.name)
+
+
+def template_ids() -> list[str]:
+    return sorted(p.stem for p in CATALOG.glob("*.toml"))
+
+
+def all_templates() -> list[Template]:
+    return [load_template(t) for t in template_ids()]

@@ -1,0 +1,146 @@
+"""Template + brief -> storyboard: ordered, timed scenes with their copy filled in, each naming
+the visual it needs. Rendering those visuals is the caller's job (templates never call the
+engine)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from templates.spec import Motion, SceneSpec, Template, TextSlot, Transition
+
+HEX = re.compile(r"^#[0-9A-Fa-f]{6}$")
+
+
+class Brand(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    colors: list[str] = Field(default_factory=lambda: ["#1F3A5F", "#F2B134"])  # primary first
+    heading_font: Path | None = None  # TTF/OTF; DejaVu when absent
+    body_font: Path | None = None
+    logo: Path | None = None  # PNG with transparency works best
+
+    @field_validator("colors")
+    @classmethod
+    def _hex(cls, colors: list[str]) -> list[str]:
+        if not colors:
+            raise ValueError("at least one brand colour is needed")
+        for c in colors:
+            if not HEX.match(c):
+                raise ValueError(f"colours look like #1A2B3C, not {c!r}")
+        return colors
+
+
+class Brief(BaseModel):
+    """What the business tells us about the spot."""
+
+    model_config = ConfigDict(frozen=True)
+    business_name: str
+    product_name: str = ""
+    headline: str = ""
+    body: str = ""
+    offer: str = ""
+    cta_text: str = ""
+    cta_url: str = ""  # shown as text and as a QR code
+    phone: str = ""
+    tagline: str = ""
+    setting: str = "a sunny main street"  # where visuals are set; personalization replaces it
+    brand: Brand = Brand()
+
+
+class VisualNeed(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    source: str  # background | product | brand | clip
+    prompt: str = ""
+
+
+class Scene(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    index: int
+    kind: str
+    start: float
+    duration: float
+    visual: VisualNeed
+    motion: Motion
+    transition: Transition
+    copy_text: dict[str, str]  # slot -> text
+    slots: list[TextSlot]
+    logo: bool
+    qr_url: str | None
+
+
+class Storyboard(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    template_id: str
+    template_version: str
+    duration: int
+    audio_style: str
+    audio_bpm: int
+    brief: Brief
+    scenes: list[Scene]
+
+
+class CopyError(ValueError):
+    """Copy that does not fit the template: too long, or missing where required."""
+
+
+def build_storyboard(template: Template, brief: Brief) -> Storyboard:
+    problems: list[str] = []
+    scenes: list[Scene] = []
+    start = 0.0
+    for index, spec in enumerate(template.scenes):
+        copy = _fill(spec, brief, index, problems)
+        if spec.qr and not brief.cta_url:
+            problems.append(f"scene {index + 1} ({spec.kind}) shows a QR code: give a cta_url")
+        scenes.append(
+            Scene(
+                index=index,
+                kind=spec.kind,
+                start=round(start, 6),
+                duration=spec.duration,
+                visual=VisualNeed(
+                    source=spec.visual.source,
+                    prompt=spec.visual.prompt.format(
+                        product=brief.product_name or brief.business_name,
+                        business=brief.business_name,
+                        setting=brief.setting,
+                    ),
+                ),
+                motion=spec.motion,
+                transition=spec.transition,
+                copy_text=copy,
+                slots=spec.text,
+                logo=spec.logo,
+                qr_url=brief.cta_url if spec.qr else None,
+            )
+        )
+        start += spec.duration
+    if problems:
+        raise CopyError("; ".join(problems))
+    return Storyboard(
+        template_id=template.id,
+        template_version=template.version,
+        duration=template.duration,
+        audio_style=template.audio_bed.style,
+        audio_bpm=template.audio_bed.bpm,
+        brief=brief,
+        scenes=scenes,
+    )
+
+
+def _fill(spec: SceneSpec, brief: Brief, index: int, problems: list[str]) -> dict[str, str]:
+    copy = {}
+    for slot in spec.text:
+        text = " ".join(str(getattr(brief, slot.source)).split())
+        where = f"scene {index + 1} ({spec.kind}), {slot.slot}"
+        if not text:
+            if slot.required:
+                problems.append(f"{where}: needs the brief's {slot.source}")
+            continue
+        if len(text) > slot.max_chars:
+            problems.append(
+                f"{where}: {len(text)} characters, the limit is {slot.max_chars} ({text!r})"
+            )
+        copy[slot.slot] = text
+    return copy

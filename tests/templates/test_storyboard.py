@@ -1,0 +1,94 @@
+"""Template + brief -> storyboard."""
+
+from __future__ import annotations
+
+import pytest
+
+from templates.spec import load_template
+from templates.storyboard import CopyError, build_storyboard
+
+
+def test_storyboard_fills_copy_timing_and_visual_needs(brief):
+    board = build_storyboard(load_template("storefront"), brief)
+    assert [s.kind for s in board.scenes] == [
+        "establishing",
+        "storefront",
+        "feature",
+        "offer",
+        "end_card",
+    ]
+    assert [s.start for s in board.scenes] == [0, 6, 13, 20, 25]
+    assert board.scenes[0].copy_text == {"business": "Harbor Coffee Co."}
+    assert board.scenes[3].copy_text == {"offer": "20% off all beans"}
+    assert board.scenes[0].visual.prompt == (
+        "a foggy San Francisco pier at dawn, street life, golden hour"
+    )
+    assert board.scenes[-1].qr_url == "https://harborcoffee.com/tv"
+    assert board.scenes[-1].logo and board.duration == 30
+
+
+def test_copy_that_does_not_fit_names_the_slot(brief):
+    long = brief.model_copy(
+        update={"offer": "An unbelievable forty percent off every single bag", "cta_url": ""}
+    )
+    with pytest.raises(CopyError) as error:
+        build_storyboard(load_template("product-hero"), long)
+    message = str(error.value)
+    assert "scene 3 (offer), offer: 50 characters, the limit is 32" in message
+    assert "scene 4 (end_card) shows a QR code: give a cta_url" in message
+
+
+def test_missing_required_copy(brief):
+    with pytest.raises(
+        CopyError, match="scene 1 \\(establishing\\), headline: needs the brief's headline"
+    ):
+        build_storyboard(load_template("product-hero"), brief.model_copy(update={"headline": ""}))
+
+
+def test_render_command(tmp_path, brief, photos):
+    """The whole path a user takes from the command line, in the preview tier."""
+    import json
+
+    from tests.app.test_cli import spotforge
+
+    brief_file = tmp_path / "brief.json"
+    brief_file.write_text(brief.model_dump_json())
+    photos["backdrop"].save(tmp_path / "street.jpg")
+    photos["product"].save(tmp_path / "cup.jpg")
+    out = tmp_path / "spot.mp4"
+    run = spotforge(
+        tmp_path,
+        "render",
+        "--template",
+        "online-shop",
+        "--brief",
+        str(brief_file),
+        "--background",
+        str(tmp_path / "street.jpg"),
+        "--product",
+        str(tmp_path / "cup.jpg"),
+        "--tier",
+        "preview",
+        "-o",
+        str(out),
+    )
+    assert run.returncode == 0, run.stderr
+    assert "PASS" in run.stdout.splitlines()[-2]
+    assert json.loads(out.with_suffix(".qc.json").read_text())["passed"]
+    bad_brief = tmp_path / "bad.json"
+    bad_brief.write_text(json.dumps({"business_name": "X", "offer": "y" * 80}))
+    bad = spotforge(
+        tmp_path,
+        "render",
+        "--template",
+        "online-shop",
+        "--brief",
+        str(bad_brief),
+        "--background",
+        str(tmp_path / "street.jpg"),
+        "--product",
+        str(tmp_path / "cup.jpg"),
+        "-o",
+        str(out),
+    )
+    assert bad.returncode == 1 and "offer: 80 characters, the limit is 32" in bad.stderr
