@@ -57,6 +57,9 @@ class Rule:
     measured: str
     expected: str
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "passed", bool(self.passed))  # numpy comparisons give np.bool_
+
     def line(self) -> str:
         return (
             f"{'PASS' if self.passed else 'FAIL'}  {self.name}: {self.measured} "

@@ -188,6 +188,8 @@ def test_qc_command(renders, tmp_path):
     good = spotforge(tmp_path, "qc", str(renders["seasonal-sale", "final"].path))
     assert good.returncode == 0 and good.stdout.splitlines()[-1].startswith("PASS")
     assert all(line.startswith("PASS") for line in good.stdout.splitlines())
+    as_json = spotforge(tmp_path, "qc", str(renders["seasonal-sale", "final"].path), "--json")
+    assert json.loads(as_json.stdout)["passed"] is True
     bad = spotforge(tmp_path, "qc", str(renders["seasonal-sale", "preview"].path), "--json")
     assert bad.returncode == 1
     report = json.loads(bad.stdout)
