@@ -1,0 +1,1 @@
+"""Training Spotforge's own small diffusion model (`mini-sd`) on procedural scenes."""
