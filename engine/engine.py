@@ -10,6 +10,7 @@ with Engine() as engine:
 from __future__ import annotations
 
 import os
+import threading
 from functools import partial
 from pathlib import Path
 
@@ -45,6 +46,7 @@ class Engine:
         self.model_dir = Path(model_dir)
         self._segmentation_model = segmentation_model
         self._segmenter: Segmenter | None = None
+        self._segmenter_lock = threading.Lock()
         self.scheduler = Scheduler(max_queued, max_batch, aging_s)
         # Loaded on the CPU; the pool moves a model to the device once it has made room.
         loader = partial(
@@ -75,9 +77,10 @@ class Engine:
 
     @property
     def segmenter(self) -> Segmenter:
-        if self._segmenter is None:
-            self._segmenter = Segmenter(self._segmentation_model)
-        return self._segmenter
+        with self._segmenter_lock:  # submit() may be called from many threads at once
+            if self._segmenter is None:
+                self._segmenter = Segmenter(self._segmentation_model)
+            return self._segmenter
 
     def close(self) -> None:
         for handle in self.scheduler.close():

@@ -9,6 +9,9 @@ thresholded, holes filled, stray specks dropped, edges feathered.
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +22,7 @@ from scipy import ndimage
 from engine.errors import ModelUnavailable
 
 BUNDLED_MODEL = Path(__file__).parent / "weights" / "u2netp.onnx"
+CACHED_MASKS = 32
 MEAN = np.array([0.485, 0.456, 0.406], dtype=np.float32)
 STD = np.array([0.229, 0.224, 0.225], dtype=np.float32)
 
@@ -47,14 +51,28 @@ class Segmenter:
         side = model_input.shape[-1]
         self._side = side if isinstance(side, int) else 320
         self.refinement = refinement
+        self._masks: OrderedDict[bytes, Image.Image] = OrderedDict()
+        self._lock = threading.Lock()
 
     def mask(self, image: Image.Image) -> Image.Image:
-        """The subject as an 8-bit mask at the image's size (255 = subject)."""
+        """The subject as an 8-bit mask at the image's size (255 = subject).
+
+        Masks are remembered by the image's pixels: every variant made from one product photo
+        pays for its cut-out once."""
         alpha = _meaningful_alpha(image)
         if alpha is not None:
             return alpha
-        saliency = self._saliency(image.convert("RGB"))
-        return _refine(saliency, image.size, self.refinement)
+        key = hashlib.sha256(f"{image.mode}{image.size}".encode() + image.tobytes()).digest()
+        with self._lock:
+            if key in self._masks:
+                self._masks.move_to_end(key)
+                return self._masks[key].copy()
+        mask = _refine(self._saliency(image.convert("RGB")), image.size, self.refinement)
+        with self._lock:
+            self._masks[key] = mask
+            while len(self._masks) > CACHED_MASKS:
+                self._masks.popitem(last=False)
+        return mask.copy()
 
     def cutout(self, image: Image.Image) -> Image.Image:
         """The image as RGBA with everything but the subject transparent."""

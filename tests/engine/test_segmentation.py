@@ -63,3 +63,14 @@ def test_refinement_fills_holes_and_drops_specks():
         )
     )
     assert raw[50, 50] == 0 and raw[3, 3] == 255
+
+
+def test_a_photo_is_cut_out_once(segmenter, monkeypatch):
+    photo = Image.fromarray(data.chelsea()).convert("RGB")
+    first = segmenter.mask(photo)
+    calls = []
+    monkeypatch.setattr(segmenter, "_saliency", lambda image: calls.append(image))
+    again = segmenter.mask(photo.copy())  # equal pixels, another object
+    assert calls == [] and again.tobytes() == first.tobytes()
+    again.paste(0, (0, 0, 10, 10))  # the caller's copy: the remembered mask is unchanged
+    assert segmenter.mask(photo).tobytes() == first.tobytes()
