@@ -342,7 +342,10 @@ def render(
         for s in board.scenes
         if s.visual.source != "brand"
     }
-    result = render_spot(board, visuals, TIERS[tier], out, audio)
+    try:
+        result = render_spot(board, visuals, TIERS[tier], out, audio)
+    except (ValueError, RuntimeError) as exc:  # copy that cannot be laid out, unreadable audio
+        raise _fail(str(exc)) from exc
     out.with_suffix(".qc.json").write_text(json.dumps(result.report.to_dict(), indent=2))
     typer.echo(result.report.text())
     typer.echo(

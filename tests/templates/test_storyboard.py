@@ -92,3 +92,36 @@ def test_render_command(tmp_path, brief, photos):
         str(out),
     )
     assert bad.returncode == 1 and "offer: 80 characters, the limit is 32" in bad.stderr
+
+
+def test_render_command_reports_unusable_inputs(tmp_path, brief, photos):
+    from tests.app.test_cli import spotforge
+
+    brief_file = tmp_path / "brief.json"
+    # Fits the slot's character limit, but one unbreakable word wider than the screen.
+    brief_file.write_text(brief.model_copy(update={"body": "W" * 70}).model_dump_json())
+    photos["backdrop"].save(tmp_path / "street.jpg")
+    (tmp_path / "song.mp3").write_bytes(b"not audio")
+    common = [
+        "render",
+        "--template",
+        "online-shop",
+        "--background",
+        str(tmp_path / "street.jpg"),
+        "--product",
+        str(tmp_path / "street.jpg"),
+        "--tier",
+        "preview",
+        "-o",
+        str(tmp_path / "spot.mp4"),
+    ]
+    wide = spotforge(tmp_path, *common, "--brief", str(brief_file))
+    assert wide.returncode == 1 and "does not fit on screen" in wide.stderr
+    brief_file.write_text(brief.model_dump_json())
+    song = spotforge(
+        tmp_path, *common, "--brief", str(brief_file), "--audio", str(tmp_path / "song.mp3")
+    )
+    assert song.returncode == 1 and "cannot read the audio in song.mp3" in song.stderr
+    missing = spotforge(tmp_path, *common, "--brief", str(tmp_path / "none.json"))
+    assert missing.returncode == 1 and "none.json" in missing.stderr
+    assert "Traceback" not in wide.stderr + song.stderr + missing.stderr
