@@ -133,7 +133,9 @@ def campaign_list(
 @cli.command()
 def generate(
     prompt: str = typer.Option(..., help="What to draw."),
-    preset: str = typer.Option("tiny-sd", help="Model preset id, or a saved pipeline's folder."),
+    preset: str = typer.Option(
+        None, help="Model preset id, or a saved pipeline's folder; default: SPOTFORGE_MODEL."
+    ),
     task: str = typer.Option(
         "text-to-image",
         help="text-to-image, image-to-image, inpaint, text-to-video, image-to-video or "
@@ -165,7 +167,7 @@ def generate(
     except ValueError:
         raise _fail(f"unknown task {task!r}; one of: {', '.join(Task)}") from None
     fields: dict = dict(
-        preset=preset,
+        preset=preset or settings.model,
         prompt=prompt,
         negative_prompt=negative,
         seed=seed,
@@ -208,9 +210,16 @@ def generate(
         paths = save_result(result.images, result.fps, out)
     except (EngineError, TypeError) as exc:
         raise _fail(str(exc)) from exc
+    for warning in result.warnings:
+        typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
     typer.echo(
         json.dumps(
-            {"files": [str(p) for p in paths], "params": result.params, "timings": result.timings},
+            {
+                "files": [str(p) for p in paths],
+                "params": result.params,
+                "timings": result.timings,
+                "warnings": list(result.warnings),
+            },
             indent=2,
             default=str,
         )
@@ -219,20 +228,43 @@ def generate(
 
 @cli.command()
 def bench(
-    preset: str = typer.Option("tiny-sd"),
+    preset: str = typer.Option("mini-sd"),
     task: str = typer.Option("text-to-image"),
     recipe: str = typer.Option("exact"),
     steps: int = typer.Option(None),
     size: str = typer.Option(None, help="WIDTHxHEIGHT"),
     runs: int = typer.Option(3, min=1),
+    suite: str = typer.Option(
+        None, help="cpu or gpu: every recipe on the suite's presets, one JSON line each."
+    ),
+    budget_s: float = typer.Option(3000, help="With --suite: stop starting runs after this."),
+    markdown_out: Path = typer.Option(None, "--markdown", help="With --suite: also a table."),
 ) -> None:
     """Plain diffusers against the engine on the same seeds: one JSON line of medians."""
     import json
 
     from engine import EngineError, Task
+    from engine.bench import SUITES, markdown
     from engine.bench import bench as run_bench
+    from engine.bench import suite as run_suite
 
     settings = Settings()
+    if suite is not None:
+        if suite not in SUITES:
+            raise _fail(f"unknown suite {suite!r}; one of: {', '.join(SUITES)}")
+        rows = []
+        for row in run_suite(
+            suite,
+            runs=runs,
+            budget_s=budget_s,
+            model_dir=settings.resolved_model_dir,
+            device=settings.device,
+        ):
+            typer.echo(json.dumps(row))
+            rows.append(row)
+        if markdown_out:
+            markdown_out.write_text(markdown(rows) + "\n")
+        return
     try:
         row = run_bench(
             preset,
@@ -247,6 +279,36 @@ def bench(
     except (EngineError, ValueError) as exc:
         raise _fail(str(exc)) from exc
     typer.echo(json.dumps(row))
+
+
+@cli.command()
+def train(
+    work: Path = typer.Option(
+        Path("var/train/mini-sd"), help="Data cache, checkpoints and loss logs; reruns resume."
+    ),
+    out: Path = typer.Option(Path("engine/weights/mini-sd"), help="Where the pipeline goes."),
+    grid: Path = typer.Option(Path("docs/mini-sd-grid.png"), help="Sample grid to write."),
+    seed: int = typer.Option(0),
+    threads: int = typer.Option(2, min=1, help="CPU threads (results depend on it)."),
+) -> None:
+    """Train mini-sd from the procedural scenes (about an hour on 2 cores), then write its
+    model card and sample grid. Interrupted runs resume from their last checkpoint."""
+    import json
+
+    from engine.presets import get_preset
+    from engine.training.card import write_card
+    from engine.training.train import Plan
+    from engine.training.train import train as run_training
+
+    plan = Plan(seed=seed)
+    try:
+        run_training(plan, work, out, threads=threads)
+    except ValueError as exc:
+        raise _fail(str(exc)) from exc
+    preset = get_preset("mini-sd")
+    command = "spotforge train" + (f" --seed {seed}" if seed else "")
+    accuracy = write_card(plan, work, out, grid, preset.steps, preset.guidance, command)
+    typer.echo(json.dumps({"out": str(out), "grid": str(grid), "recognised": accuracy}))
 
 
 @models_cli.command("list")

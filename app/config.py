@@ -23,6 +23,9 @@ class Settings(BaseSettings):
     model_dir: Path | None = Field(
         None, description="Pulled model weights; default data_dir/models."
     )
+    model: str = Field(
+        "mini-sd", description="Model preset id (or a saved pipeline's folder) to generate with."
+    )
     device: str | None = Field(None, description="cuda, mps or cpu; default: the best available.")
     dtype: str | None = Field(None, description="float32, float16 or bfloat16; default per preset.")
     segmentation_model: Path | None = Field(

@@ -19,7 +19,7 @@ import torch
 from engine.device import pick_device
 from engine.errors import Cancelled, EngineError, QueueFull
 from engine.handle import Handle
-from engine.loading import load, preset_for
+from engine.loading import LoadedModel, load, preset_for
 from engine.pool import CPU, ModelPool
 from engine.reference import first_frame
 from engine.requests import Request
@@ -49,9 +49,7 @@ class Engine:
         self._segmenter_lock = threading.Lock()
         self.scheduler = Scheduler(max_queued, max_batch, aging_s)
         # Loaded on the CPU; the pool moves a model to the device once it has made room.
-        loader = partial(
-            load, model_dir=self.model_dir, device=self.device, dtype=dtype, stay_on_cpu=True
-        )
+        loader = partial(_load_shared, model_dir=self.model_dir, device=self.device, dtype=dtype)
         self.pool = ModelPool(
             loader,
             self.device,
@@ -99,6 +97,12 @@ class Engine:
 
     def _compose(self, request, width: int, height: int):
         return first_frame(request, self.segmenter, width, height)
+
+
+def _load_shared(preset_id: str, **kwargs) -> LoadedModel:
+    model = load(preset_id, stay_on_cpu=True, **kwargs)
+    model.share_encodings()
+    return model
 
 
 def _ram_bytes() -> int:

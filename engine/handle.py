@@ -17,7 +17,7 @@ _ids = itertools.count(1)
 
 @dataclass(frozen=True)
 class Event:
-    kind: str  # "queued", "started", "step", "done", "failed", "cancelled"
+    kind: str  # "queued", "warning", "started", "step", "done", "failed", "cancelled"
     step: int = 0
     total: int = 0
     message: str = ""
@@ -73,8 +73,8 @@ class Handle:
                 return
 
     # Called by the engine's worker.
-    def emit(self, kind: str, step: int = 0, total: int = 0) -> None:
-        self._events.put(Event(kind, step, total))
+    def emit(self, kind: str, step: int = 0, total: int = 0, message: str = "") -> None:
+        self._events.put(Event(kind, step, total, message))
 
     def succeed(self, result: Result) -> None:
         self._result = result

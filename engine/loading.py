@@ -1,5 +1,6 @@
-"""Loading pipelines: offline presets are built, hub presets come from their pulled local copy,
-and a directory holding a saved diffusers pipeline loads as it is.
+"""Loading pipelines: the bundled mini-sd from engine/weights, tiny presets built in-process,
+hub presets from their pulled local copy, and a directory holding a saved diffusers pipeline as
+it is. All but the built ones take the same `from_pretrained` path.
 
 Only safetensors are read (never pickle) and no remote code runs. Pulling records the commit
 that was fetched; that commit is the revision every result made with the model reports.
@@ -7,6 +8,7 @@ that was fetched; that commit is the revision every result made with the model r
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +19,7 @@ import diffusers
 import torch
 from diffusers import DiffusionPipeline
 
+from engine.acceleration.reuse import EncoderCache, attach_encoder_cache
 from engine.device import pick_dtype
 from engine.errors import ModelUnavailable
 from engine.offline import BUILDERS
@@ -25,6 +28,8 @@ from engine.requests import Task
 
 OFFLINE_REVISION = "offline-1"  # bump when an offline builder changes its weights
 REVISION_FILE = "spotforge-revision.txt"
+BUNDLED_DIR = Path(__file__).parent / "weights"
+TEXT_ENCODERS = ("text_encoder", "text_encoder_2", "text_encoder_3")
 
 # Pipeline class in a saved model_index.json -> our model family.
 FAMILY_OF_CLASS = {cls: family for family, tasks in PIPELINES.items() for cls in tasks.values()}
@@ -40,6 +45,17 @@ class LoadedModel:
     device: torch.device
     dtype: torch.dtype
     _pipelines: dict[Task, DiffusionPipeline] = field(default_factory=dict)
+    encoder_caches: dict[str, EncoderCache] = field(default_factory=dict)
+
+    def share_encodings(self) -> None:
+        """Encode each token sequence once for every request and task of this model."""
+        for name in TEXT_ENCODERS:
+            if isinstance(encoder := getattr(self.base, name, None), torch.nn.Module):
+                self.encoder_caches[name] = attach_encoder_cache(encoder)
+
+    def forget_encodings(self) -> None:
+        for cache in self.encoder_caches.values():
+            cache.rows.clear()
 
     def pipeline(self, task: Task) -> DiffusionPipeline:
         if task not in self._pipelines:
@@ -89,7 +105,10 @@ def load(
     """Load a preset id, or a directory with a saved pipeline, in the dtype meant for `device`;
     onto `device`, or left on the CPU for the caller to move (`stay_on_cpu`)."""
     preset = preset_for(preset_id)
-    if preset.offline:
+    if preset.bundled:
+        source = BUNDLED_DIR / preset.id
+        revision = _bundled_revision(source)
+    elif preset.offline:
         source, revision = None, OFFLINE_REVISION
     else:
         source = Path(preset.repo) if Path(preset.id).is_dir() else model_dir / preset.id
@@ -126,7 +145,7 @@ def pull(preset_id: str, model_dir: Path) -> Path:
 
     preset = get_preset(preset_id)
     if preset.offline:
-        raise ModelUnavailable(f"{preset.id} is built in-process; there is nothing to pull")
+        raise ModelUnavailable(f"{preset.id} ships with Spotforge; there is nothing to pull")
     commit = HfApi().model_info(preset.repo, revision=preset.revision).sha
     target = model_dir / preset.id
     snapshot_download(
@@ -157,6 +176,16 @@ def _quiet_diffusers() -> Iterator[None]:
         yield
     finally:
         diffusers.utils.logging.set_verbosity(level)
+
+
+def _bundled_revision(path: Path) -> str:
+    """A digest of the shipped weights: a retrained mini-sd is a different revision."""
+    if not (path / "model_index.json").is_file():
+        raise ModelUnavailable(f"the bundled weights are missing from {path}; reinstall Spotforge")
+    digest = hashlib.sha256()
+    for file in sorted(path.rglob("*.safetensors")):
+        digest.update(file.read_bytes())
+    return f"bundled:{digest.hexdigest()[:16]}"
 
 
 def _revision_of(path: Path) -> str:

@@ -1,8 +1,9 @@
 """The model presets: what each model is, where its weights come from, and under what licence.
 
 Hub presets load real checkpoints (safetensors only, no remote code) from a local copy made by
-`spotforge models pull ID`. Offline presets are built in-process (engine.offline) and need no
-files at all. A directory holding a diffusers pipeline can be loaded too (see engine.loading).
+`spotforge models pull ID`. Offline presets need no download: `mini-sd` is our own trained model,
+whose weights ship in engine/weights; the tiny-* presets are built in-process (engine.offline)
+from random weights. A directory holding a diffusers pipeline can be loaded too (engine.loading).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from engine.errors import ModelUnavailable
 from engine.requests import Task
 
+DEFAULT_PRESET = "mini-sd"  # what runs when no other model is configured
 IMAGE_TASKS = (Task.TEXT_TO_IMAGE, Task.IMAGE_TO_IMAGE, Task.INPAINT)
 I2V_TASKS = (Task.IMAGE_TO_VIDEO, Task.REFERENCE_TO_VIDEO)
 
@@ -52,6 +54,7 @@ class Preset:
     width: int
     height: int
     repo: str | None = None  # hub repository; None for offline presets
+    bundled: bool = False  # weights ship in engine/weights/<id>
     revision: str = "main"  # pinned at pull time: the commit fetched is what loads after
     num_frames: int = 1
     fps: int = 16
@@ -163,7 +166,20 @@ PRESETS: dict[str, Preset] = {
             download_gb=27.0,
             description="LTX-Video: fast text- and image-to-video.",
         ),
-        # Offline presets: fixed-seed random weights built in-process (tests, benchmarks).
+        # Offline presets. mini-sd: trained by us (engine.training), the default model.
+        Preset(
+            DEFAULT_PRESET,
+            "sd",
+            "Apache-2.0 (Spotforge; trained only on our procedural scenes)",
+            steps=20,
+            guidance=4.0,
+            width=128,
+            height=128,
+            bundled=True,
+            description="Our own small Stable Diffusion: landscapes, skylines, streets, "
+            "beaches, deserts, forests, snowy peaks and lakes, by day, golden hour or night.",
+        ),
+        # Fixed-seed random weights built in-process (tests, benchmarks).
         Preset(
             "tiny-sd",
             "sd",

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from PIL import Image
 
+from engine.acceleration import RECIPES, applied
 from engine.errors import Cancelled, InvalidRequest
 from engine.loading import LoadedModel
 from engine.presets import Preset
@@ -26,9 +27,6 @@ from engine.requests import ReferenceToVideo, Request
 from engine.version import ENGINE_VERSION
 
 ENCODERS = ("text_encoder", "text_encoder_2", "text_encoder_3", "image_encoder")
-# Named recipes a request may select. Only `exact` exists until acceleration lands; naming
-# another must fail rather than record a recipe that did not run.
-RECIPES = ("exact",)
 
 
 @dataclass(frozen=True)
@@ -43,6 +41,7 @@ class Resolved:
     num_frames: int | None
     fps: int | None
     images: dict[str, Image.Image]  # conditioning images, already at the output size
+    warnings: tuple[str, ...] = ()  # what the caller should know, e.g. words a model ignored
     batch_key: tuple = ()  # requests with equal keys can run in one pipeline call
 
     def __post_init__(self) -> None:
@@ -78,6 +77,8 @@ class Result:
     params: dict[str, Any]
     timings: dict[str, float] = field(default_factory=dict)
     fps: int | None = None
+    warnings: tuple[str, ...] = ()
+    skipped_blocks: float = 0.0  # share of denoiser block evaluations the recipe's cache saved
 
     @property
     def is_video(self) -> bool:
@@ -158,7 +159,11 @@ def run_batch(
     kwargs["callback_on_step_end"] = step_end
     kwargs = {k: v for k, v in kwargs.items() if k in accepts}
     start = time.perf_counter()
-    with _stage_clock(pipe, model.device) as stages, torch.inference_mode():
+    with (
+        _stage_clock(pipe, model.device) as stages,
+        applied(pipe, RECIPES[first.request.recipe]) as cache,
+        torch.inference_mode(),
+    ):
         output = pipe(**kwargs)
     total = time.perf_counter() - start
     timings = {
@@ -171,25 +176,16 @@ def run_batch(
     per_item = {k: v / len(batch) for k, v in timings.items()}
     outputs = _frames(output.frames) if task.is_video else [[im] for im in output.images]
     return [
-        Result(images, _params(model, r), dict(per_item, batch_size=len(batch)), r.fps)
+        Result(
+            images,
+            _params(model, r),
+            dict(per_item, batch_size=len(batch)),
+            r.fps,
+            r.warnings,
+            cache.skipped_fraction,
+        )
         for r, images in zip(batch, outputs, strict=True)
     ]
-
-
-def check_prompt(pipe, preset_id: str, request: Request) -> None:
-    """Refuse a prompt the model would silently truncate: the user's words would be lost."""
-    for name in ("tokenizer", "tokenizer_2"):
-        tokenizer = getattr(pipe, name, None)
-        limit = getattr(tokenizer, "model_max_length", None)
-        if limit is None or limit > 100_000:  # no real limit recorded
-            continue
-        for field_name in ("prompt", "negative_prompt"):
-            count = len(tokenizer(getattr(request, field_name)).input_ids)
-            if count > limit:
-                raise InvalidRequest(
-                    f"the {field_name.replace('_', ' ')} is too long for {preset_id}: "
-                    f"{count} tokens, it reads at most {limit}"
-                )
 
 
 def _params(model: LoadedModel, r: Resolved) -> dict[str, Any]:

@@ -8,7 +8,8 @@ import threading
 from engine.errors import Cancelled, EngineError
 from engine.handle import Handle
 from engine.pool import ModelPool
-from engine.runner import check_prompt, run_batch
+from engine.prompts import fit_prompts
+from engine.runner import run_batch
 from engine.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
@@ -49,13 +50,15 @@ class Worker(threading.Thread):
         runnable = []
         for handle in live:
             try:
-                check_prompt(pipe, preset_id, handle.request)
+                handle.resolved = fit_prompts(pipe, preset_id, handle.resolved)
                 runnable.append(handle)
             except Exception as exc:
                 handle.fail(_as_engine_error(exc))
         if not runnable:
             return
         for handle in runnable:
+            for warning in handle.resolved.warnings:
+                handle.emit("warning", message=warning)
             handle.emit("started")
 
         def on_step(step: int, total: int) -> None:

@@ -58,14 +58,18 @@ def test_generate_a_still(tmp_path):
     assert run.returncode == 0, run.stderr
     summary = json.loads(run.stdout)
     assert Image.open(tmp_path / "beach.png").size == (128, 128)
-    assert summary["params"]["seed"] == 7 and summary["params"]["model_id"] == "tiny-sd"
+    # No --preset: the default, our own mini-sd, which knows "beach" and "at" but not the rest.
+    assert summary["params"]["seed"] == 7 and summary["params"]["model_id"] == "mini-sd"
+    assert summary["params"]["prompt"] == "beach at"
+    assert summary["warnings"] == ["mini-sd does not know 'a', 'noon'; left out of the prompt"]
+    assert "warning: mini-sd does not know 'a', 'noon'" in run.stderr
     assert summary["timings"]["denoising"] > 0
 
 
 def test_generate_inpaint_and_clips(tmp_path, photo_file):
     mask = tmp_path / "mask.png"
     inpaint = [
-        "generate", "--task", "inpaint", "--prompt", "a rock", "--image", str(photo_file),
+        "generate", "--task", "inpaint", "--prompt", "desert dunes", "--image", str(photo_file),
         "--mask", str(mask), "--size", "128x128", "-o", str(tmp_path / "rock.png"),
     ]  # fmt: skip
     Image.new("L", (400, 300), 255).save(mask)
@@ -108,6 +112,7 @@ def test_generate_errors(tmp_path, photo_file):
             "cannot read",
         ),
         (["--prompt", "x", "--size", "big"], "size must look like 512x512"),
+        (["--prompt", "a red car"], "mini-sd knows none of the words in the prompt; it knows:"),
     ]
     for args, message in cases:
         run = spotforge(tmp_path, "generate", *args, "-o", str(tmp_path / "x.png"))
@@ -139,7 +144,7 @@ def test_models_list(tmp_path):
     run = spotforge(tmp_path, "models", "list")
     lines = {line.split()[0]: line for line in run.stdout.splitlines()[1:]}
     assert "Apache-2.0" in lines["flux-schnell"] and " no " in lines["flux-schnell"]
-    assert "built-in" in lines["tiny-sd"]
+    assert "built-in" in lines["tiny-sd"] and "built-in" in lines["mini-sd"]
     assert "reference-to-video" in lines["tiny-wan-i2v"]
     pull = spotforge(tmp_path, "models", "pull", "tiny-sd")
-    assert pull.returncode == 1 and "built in-process; there is nothing to pull" in pull.stderr
+    assert pull.returncode == 1 and "ships with Spotforge; there is nothing to pull" in pull.stderr

@@ -1,0 +1,178 @@
+"""Deep-feature caching for UNets, applied with diffusers hooks; the model code is not touched.
+
+A UNet's deep levels (everything below the full-resolution level) change slowly from one
+denoising step to the next, while the full-resolution level carries the fine detail. DeepCache
+computes the whole UNet every `interval` steps and, on the steps between, only the
+full-resolution level, feeding it the deep path's last output. With `extrapolate`, that output is
+predicted from the last two full steps (a first-order Taylor step) instead of copied, which keeps
+longer intervals close to the uncached trajectory. With `predict_every`, some of the steps
+between skip the UNet altogether: its output is extrapolated from the last two it computed,
+as TaylorSeer does for whole transformers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from diffusers.hooks import HookRegistry, ModelHook
+from diffusers.models.unets.unet_2d_condition import UNet2DConditionOutput
+
+HOOK = "spotforge_deep_cache"
+
+
+@dataclass(frozen=True)
+class DeepCacheConfig:
+    """DeepCache (Ma, Fang and Wang, CVPR 2024, https://arxiv.org/abs/2312.00858), uniform
+    schedule, caching below the outermost UNet level.
+
+    interval: one full UNet evaluation every `interval` steps (1 = no caching).
+    warmup_steps: first steps always computed in full (the layout forms there).
+    final_steps: last steps always computed in full (fine detail settles there).
+    extrapolate: predict the cached features linearly from the last two full steps.
+    predict_every: of the steps between full ones, every `predict_every`-th runs no UNet at
+        all; its output is extrapolated linearly from the last two UNet outputs (0: never).
+    """
+
+    interval: int = 3
+    warmup_steps: int = 2
+    final_steps: int = 1
+    extrapolate: bool = False
+    predict_every: int = 0
+
+
+@dataclass
+class CacheStats:
+    """Denoiser block evaluations: how many ran and how many were reused or predicted."""
+
+    computed: int = 0
+    skipped: int = 0
+
+    @property
+    def skipped_fraction(self) -> float:
+        total = self.computed + self.skipped
+        return self.skipped / total if total else 0.0
+
+    def add(self, other: CacheStats) -> None:
+        self.computed += other.computed
+        self.skipped += other.skipped
+
+
+@dataclass
+class _State:
+    config: DeepCacheConfig
+    scheduler: object
+    stats: CacheStats
+    first_index: int | None = None
+    step: int = 0
+    full: bool = True
+    predicted: bool = False  # this step runs no UNet
+    # (step, output of the deepest-but-one up block) at the last two full steps
+    history: list[tuple[int, torch.Tensor]] = field(default_factory=list)
+    # (step, UNet output) at the last two steps that ran the UNet
+    outputs: list[tuple[int, torch.Tensor]] = field(default_factory=list)
+
+    def begin_step(self, timestep) -> None:
+        """Place this UNet call on the schedule and decide whether it runs in full."""
+        timesteps = self.scheduler.timesteps
+        t = torch.as_tensor(timestep, dtype=timesteps.dtype).flatten()[0].to(timesteps.device)
+        index = int(torch.argmin((timesteps - t).abs()))
+        if self.first_index is None:  # image-to-image starts part-way into the schedule
+            self.first_index = index
+        self.step = index - self.first_index
+        total = len(timesteps) - self.first_index
+        c = self.config
+        since_full = (self.step - c.warmup_steps) % c.interval
+        in_edges = self.step < c.warmup_steps or self.step >= total - c.final_steps
+        self.full = in_edges or not since_full
+        self.predicted = (
+            not self.full
+            and c.predict_every > 0
+            and since_full % c.predict_every == 0
+            and len(self.outputs) == 2
+        )
+
+
+def _extrapolate(points: list[tuple[int, torch.Tensor]], step: int) -> torch.Tensor:
+    """First-order Taylor step from the last two (step, value) points."""
+    (s0, f0), (s1, f1) = points
+    return f1 + (f1 - f0) * ((step - s1) / (s1 - s0))
+
+
+class _LeaderHook(ModelHook):
+    """On the UNet itself: every call is one denoising step."""
+
+    def __init__(self, state: _State, blocks: int):
+        super().__init__()
+        self.state = state
+        self.blocks = blocks
+
+    def new_forward(self, module, *args, **kwargs):
+        state = self.state
+        state.begin_step(kwargs["timestep"] if "timestep" in kwargs else args[1])
+        if state.predicted:
+            state.stats.skipped += self.blocks
+            sample = _extrapolate(state.outputs, state.step)
+            return UNet2DConditionOutput(sample) if kwargs.get("return_dict", True) else (sample,)
+        output = self.fn_ref.original_forward(*args, **kwargs)
+        sample = output[0] if isinstance(output, tuple) else output.sample
+        state.outputs = [*state.outputs[-1:], (state.step, sample)]
+        return output
+
+
+class _DeepBlockHook(ModelHook):
+    """On each block below the outermost level: run and remember, or hand back the memory.
+
+    Only the deepest-but-one up block's output reaches the outermost level; the other blocks'
+    stale outputs are passed along to blocks that are skipped too, so they cost nothing."""
+
+    def __init__(self, state: _State, feeds_outer_level: bool):
+        super().__init__()
+        self.state = state
+        self.feeds_outer_level = feeds_outer_level
+        self.last = None
+
+    def new_forward(self, module, *args, **kwargs):
+        state = self.state
+        if state.full or self.last is None:
+            self.last = self.fn_ref.original_forward(*args, **kwargs)
+            state.stats.computed += 1
+            if self.feeds_outer_level:
+                state.history = [*state.history[-1:], (state.step, self.last)]
+            return self.last
+        state.stats.skipped += 1
+        if self.feeds_outer_level and state.config.extrapolate and len(state.history) == 2:
+            return _extrapolate(state.history, state.step)
+        return self.last
+
+
+class _CountHook(ModelHook):
+    """On the outermost level's blocks, which always run: counted for the skipped fraction."""
+
+    def __init__(self, stats: CacheStats):
+        super().__init__()
+        self.stats = stats
+
+    def pre_forward(self, module, *args, **kwargs):
+        self.stats.computed += 1
+        return args, kwargs
+
+
+def apply_deep_cache(unet, scheduler, config: DeepCacheConfig, stats: CacheStats) -> None:
+    """Attach DeepCache to a `UNet2DConditionModel` for one pipeline call; `remove_deep_cache`
+    afterwards. `scheduler` is the pipeline's: its timesteps place each call on the schedule."""
+    state = _State(config, scheduler, stats)
+    deep = [*unet.down_blocks[1:], unet.mid_block, *unet.up_blocks[:-1]]
+    _register(unet, _LeaderHook(state, blocks=len(deep) + 2))
+    for block in deep:
+        _register(block, _DeepBlockHook(state, feeds_outer_level=block is unet.up_blocks[-2]))
+    for block in (unet.down_blocks[0], unet.up_blocks[-1]):
+        _register(block, _CountHook(stats))
+
+
+def remove_deep_cache(unet) -> None:
+    HookRegistry.check_if_exists_or_initialize(unet).remove_hook(HOOK, recurse=True)
+
+
+def _register(module: torch.nn.Module, hook: ModelHook) -> None:
+    HookRegistry.check_if_exists_or_initialize(module).register_hook(hook, HOOK)

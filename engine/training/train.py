@@ -1,0 +1,328 @@
+"""Training mini-sd from the procedural scenes, seeded and resumable.
+
+Stages, each resumable from its last checkpoint in the work directory:
+
+1. data    : draw the scenes (balanced over archetype x time x weather) and their captions;
+2. vae     : the autoencoder on random crops (it is fully convolutional), then on whole images;
+3. latents : encode every scene once; the latent scale is set so latents have unit variance;
+4. unet    : the UNet and the text encoder together, epsilon prediction with min-SNR weighting,
+             captions randomly shortened or dropped (classifier-free guidance, short prompts);
+5. decoder : the VAE decoder alone, on whole images, with an edge term against blur; the
+             encoder is frozen, so the latents the UNet learned are unchanged;
+6. export  : a diffusers pipeline in safetensors (its model card: engine.training.card).
+
+Every random draw comes from a generator seeded by (seed, stage, step), so a run resumed from a
+checkpoint takes exactly the steps an uninterrupted run takes.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from engine.training import model as arch
+from engine.training.scenes import ARCHETYPES, TIMES, WEATHER, SceneParams, draw
+
+STAGES = ("vae", "vae-whole", "unet", "decoder")
+CAPTION_FORMS = ("full", "no-weather", "no-time", "archetype", "empty")
+# How often each caption form is trained: mostly whole captions, some shortened so a prompt
+# naming only a place works, and some empty for classifier-free guidance.
+CAPTION_WEIGHTS = (0.6, 0.1, 0.1, 0.1, 0.1)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything that determines the trained weights."""
+
+    seed: int = 0
+    images: int = 6000
+    vae_steps: int = 1500
+    vae_batch: int = 16
+    vae_crop: int = 64
+    vae_whole_steps: int = 150
+    vae_whole_batch: int = 8
+    vae_lr: float = 5e-4
+    kl_weight: float = 1e-6
+    unet_steps: int = 2500
+    unet_batch: int = 64
+    unet_lr: float = 5e-4
+    decoder_steps: int = 500
+    decoder_batch: int = 8
+    decoder_lr: float = 2e-4
+    warmup: int = 100
+    min_snr_gamma: float = 5.0
+    checkpoint_every: int = 100
+
+    def steps(self, stage: str) -> int:
+        return {
+            "vae": self.vae_steps,
+            "vae-whole": self.vae_whole_steps,
+            "unet": self.unet_steps,
+            "decoder": self.decoder_steps,
+        }[stage]
+
+
+def caption(params: SceneParams, form: str) -> str:
+    place, when = ARCHETYPES[params.archetype], TIMES[params.time]
+    return {
+        "full": params.caption,
+        "no-weather": f"{place} {when}",
+        "no-time": f"{place}, {params.weather}",
+        "archetype": place,
+        "empty": "",
+    }[form]
+
+
+def scene_params(index: int) -> SceneParams:
+    """Scene `index`: archetype, time and weather cycle so every combination is equally common."""
+    combos = [(a, t, w) for a in ARCHETYPES for t in TIMES for w in WEATHER]
+    return SceneParams(*combos[index % len(combos)], seed=index)
+
+
+def train(plan: Plan, work: Path, out: Path, threads: int | None = None) -> Path:
+    """Run (or resume) every stage; write the pipeline and its model card to `out`."""
+    if threads:
+        torch.set_num_threads(threads)
+    work.mkdir(parents=True, exist_ok=True)
+    _check_plan(plan, work)
+    images, captions = _data(plan, work)
+    torch.manual_seed(plan.seed)  # initial weights; every later draw has its own generator
+    vae = arch.vae()
+    _train_vae(plan, work, vae, images)
+    latents = _latents(work, vae, images)
+    tokenizer = arch.tokenizer()
+    torch.manual_seed(plan.seed + 1)
+    encoder, unet = arch.text_encoder(len(tokenizer)), arch.unet()
+    _train_unet(plan, work, encoder, unet, latents, captions, tokenizer)
+    _train_decoder(plan, work, vae, images)
+    pipe = arch.pipeline(vae.eval(), encoder.eval(), unet.eval())
+    out.mkdir(parents=True, exist_ok=True)
+    # Half the bytes in git; loading casts back to the device's dtype (float32 on CPU).
+    pipe.to(dtype=torch.float16).save_pretrained(out, safe_serialization=True)
+    return out
+
+
+def _check_plan(plan: Plan, work: Path) -> None:
+    """Refuse to resume a work directory made with another plan: the result would be neither."""
+    path = work / "plan.json"
+    if path.exists():
+        before = json.loads(path.read_text())
+        if before != asdict(plan):
+            changed = sorted(k for k in before if before[k] != asdict(plan).get(k))
+            raise ValueError(
+                f"{work} holds a run with a different plan ({', '.join(changed)} differ); "
+                "use another --work directory or delete it"
+            )
+    else:
+        path.write_text(json.dumps(asdict(plan), indent=1))
+
+
+def _data(plan: Plan, work: Path) -> tuple[torch.Tensor, torch.Tensor]:
+    """Images as uint8 [N, 3, H, W] and the token ids of each caption form [N, forms, T]."""
+    path = work / "data.pt"
+    if not path.exists():
+        params = [scene_params(i) for i in range(plan.images)]
+        pixels = np.stack(
+            [np.asarray(draw(p, arch.SIZE)) for p in tqdm(params, desc="data", unit="img")]
+        )
+        tokenizer = arch.tokenizer()
+        ids = [
+            tokenizer(
+                [caption(p, form) for p in params],
+                padding="max_length",
+                max_length=arch.MAX_TOKENS,
+                return_tensors="pt",
+            ).input_ids
+            for form in CAPTION_FORMS
+        ]
+        _save(
+            {
+                "images": torch.from_numpy(pixels).permute(0, 3, 1, 2).contiguous(),
+                "captions": torch.stack(ids, dim=1),
+            },
+            path,
+        )
+    data = torch.load(path, weights_only=True)
+    return data["images"], data["captions"]
+
+
+def _to_unit(pixels: torch.Tensor) -> torch.Tensor:
+    return pixels.float() / 127.5 - 1.0
+
+
+def _train_vae(plan: Plan, work: Path, vae, images: torch.Tensor) -> None:
+    def loss_at(batch: int, crop: int | None):
+        def step_loss(g: torch.Generator) -> torch.Tensor:
+            pick = torch.randint(len(images), (batch,), generator=g)
+            x = _to_unit(images[pick])
+            if crop:
+                top, left = torch.randint(arch.SIZE - crop + 1, (2,), generator=g).tolist()
+                x = x[:, :, top : top + crop, left : left + crop]
+            posterior = vae.encode(x).latent_dist
+            z = posterior.mean + posterior.std * torch.randn(posterior.mean.shape, generator=g)
+            recon = vae.decode(z).sample
+            return F.l1_loss(recon, x) + plan.kl_weight * posterior.kl().mean()
+
+        return step_loss
+
+    vae.train()
+    whole = loss_at(plan.vae_whole_batch, None)
+    _loop(plan, work, "vae", {"vae": vae}, plan.vae_lr, loss_at(plan.vae_batch, plan.vae_crop))
+    _loop(plan, work, "vae-whole", {"vae": vae}, plan.vae_lr / 5, whole)
+    vae.eval()
+
+
+def _train_decoder(plan: Plan, work: Path, vae, images: torch.Tensor) -> None:
+    def step_loss(g: torch.Generator) -> torch.Tensor:
+        x = _to_unit(images[torch.randint(len(images), (plan.decoder_batch,), generator=g)])
+        with torch.no_grad():
+            posterior = vae.encode(x).latent_dist
+            z = posterior.mean + posterior.std * torch.randn(posterior.mean.shape, generator=g)
+        recon = vae.decode(z).sample
+        edges = sum(
+            F.l1_loss(recon.diff(dim=d), x.diff(dim=d)) for d in (2, 3)
+        )  # sharp horizons, windows and tree lines
+        return F.l1_loss(recon, x) + edges
+
+    vae.decoder.train()
+    decoder = {"decoder": vae.decoder, "post_quant_conv": vae.post_quant_conv}
+    _loop(plan, work, "decoder", decoder, plan.decoder_lr, step_loss)
+    vae.eval()
+
+
+def _latents(work: Path, vae, images: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Posterior mean and std of every scene; sets the VAE's scaling factor from them."""
+    path = work / "latents.pt"
+    if not path.exists():
+        means, stds = [], []
+        with torch.inference_mode():
+            for chunk in tqdm(images.split(64), desc="latents", unit="batch"):
+                posterior = vae.encode(_to_unit(chunk)).latent_dist
+                means.append(posterior.mean)
+                stds.append(posterior.std)
+        mean, std = torch.cat(means), torch.cat(stds)
+        scale = 1.0 / torch.sqrt(mean.var() + (std**2).mean()).item()
+        _save({"mean": mean, "std": std, "scale": torch.tensor(scale)}, path)
+    latents = torch.load(path, weights_only=True)
+    vae.register_to_config(scaling_factor=float(latents["scale"]))
+    return latents
+
+
+def _train_unet(plan, work, encoder, unet, latents, captions, tokenizer) -> None:
+    noise_schedule = arch.training_scheduler()
+    alphas = noise_schedule.alphas_cumprod
+    snr = alphas / (1 - alphas)
+    weights = torch.clamp(snr, max=plan.min_snr_gamma) / snr  # min-SNR-gamma, epsilon target
+    form_odds = torch.tensor(CAPTION_WEIGHTS)
+    scale = float(latents["scale"])
+
+    def step_loss(g: torch.Generator) -> torch.Tensor:
+        pick = torch.randint(len(captions), (plan.unet_batch,), generator=g)
+        mean, std = latents["mean"][pick], latents["std"][pick]
+        z = (mean + std * torch.randn(mean.shape, generator=g)) * scale
+        forms = torch.multinomial(form_odds, plan.unet_batch, replacement=True, generator=g)
+        ids = captions[pick, forms]
+        t = torch.randint(len(alphas), (plan.unet_batch,), generator=g)
+        noise = torch.randn(z.shape, generator=g)
+        noisy = noise_schedule.add_noise(z, noise, t)
+        states = encoder(ids)[0]
+        predicted = unet(noisy, t, states).sample
+        per_item = F.mse_loss(predicted, noise, reduction="none").mean(dim=(1, 2, 3))
+        return (per_item * weights[t]).mean()
+
+    encoder.train()
+    unet.train()
+    _loop(plan, work, "unet", {"text_encoder": encoder, "unet": unet}, plan.unet_lr, step_loss)
+
+
+def _loop(
+    plan: Plan,
+    work: Path,
+    stage: str,
+    modules: dict[str, torch.nn.Module],
+    lr: float,
+    step_loss: Callable[[torch.Generator], torch.Tensor],
+) -> None:
+    """AdamW with warm-up and cosine decay; checkpoints every `plan.checkpoint_every` steps and
+    resumes from the last one; one loss row per step in `<stage>-loss.csv`."""
+    steps = plan.steps(stage)
+    params = [p for m in modules.values() for p in m.parameters()]
+    optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
+    checkpoint = work / f"{stage}.ckpt"
+    start = 0
+    if checkpoint.exists():
+        state = torch.load(checkpoint, weights_only=True)
+        for name, module in modules.items():
+            module.load_state_dict(state[name])
+        optimizer.load_state_dict(state["optimizer"])
+        start = int(state["step"])
+    if start >= steps:
+        return
+    log_path = work / f"{stage}-loss.csv"
+    rows = _read_log(log_path)[:start]  # a crash may have logged steps past the checkpoint
+    bar = tqdm(range(start, steps), initial=start, total=steps, desc=stage, unit="step")
+    began = time.monotonic() - (rows[-1][2] if rows else 0.0)
+    for step in bar:
+        for group in optimizer.param_groups:
+            group["lr"] = lr * _lr_factor(step, steps, plan.warmup)
+        g = torch.Generator().manual_seed(_step_seed(plan.seed, stage, step))
+        loss = step_loss(g)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        rows.append((step, loss.item(), round(time.monotonic() - began, 2)))
+        bar.set_postfix(loss=f"{loss.item():.4f}")
+        if (step + 1) % plan.checkpoint_every == 0 or step + 1 == steps:
+            state = {name: m.state_dict() for name, m in modules.items()}
+            _save({**state, "optimizer": optimizer.state_dict(), "step": step + 1}, checkpoint)
+            _write_log(log_path, rows)
+
+
+def _lr_factor(step: int, steps: int, warmup: int) -> float:
+    if step < warmup:
+        return (step + 1) / warmup
+    progress = (step - warmup) / max(1, steps - warmup)
+    return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+def _step_seed(seed: int, stage: str, step: int) -> int:
+    return (seed * 1_000_003 + STAGES.index(stage) * 10_000_019 + step) % 2**63
+
+
+def _save(obj, path: Path) -> None:
+    """Write-then-rename: a kill mid-save leaves the previous checkpoint intact."""
+    tmp = path.with_suffix(".tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def _read_log(path: Path) -> list[tuple[int, float, float]]:
+    if not path.exists():
+        return []
+    with path.open() as f:
+        return [(int(r["step"]), float(r["loss"]), float(r["seconds"])) for r in csv.DictReader(f)]
+
+
+def _write_log(path: Path, rows: list[tuple[int, float, float]]) -> None:
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(("step", "loss", "seconds"))
+        writer.writerows(rows)
+    os.replace(tmp, path)
+
+
+def read_losses(work: Path, stage: str) -> list[tuple[int, float, float]]:
+    return _read_log(work / f"{stage}-loss.csv")
