@@ -169,10 +169,3 @@ def test_worker_survives_an_unexpected_failure(engine, monkeypatch):
         engine.generate(TextToImage(preset="tiny-sd", prompt="x", steps=1), timeout=60)
     monkeypatch.setattr(worker_module, "run_batch", real)
     assert engine.generate(TextToImage(preset="tiny-sd", prompt="x", steps=1), timeout=60)
-
-
-def test_unknown_recipe_is_refused(engine):
-    from engine import InvalidRequest
-
-    with pytest.raises(InvalidRequest, match="unknown recipe 'fast'; available: exact"):
-        engine.submit(TextToImage(preset="tiny-sd", prompt="x", recipe="fast"))
