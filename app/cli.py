@@ -205,6 +205,7 @@ def generate(
             segmentation_model=settings.segmentation_model,
             max_batch=settings.engine_max_batch,
             max_queued=settings.engine_max_queued,
+            compile_blocks=settings.compile,
         ) as engine:
             result = engine.generate(request)
         paths = save_result(result.images, result.fps, out)
@@ -291,7 +292,7 @@ def train(
     seed: int = typer.Option(0),
     threads: int = typer.Option(2, min=1, help="CPU threads (results depend on it)."),
 ) -> None:
-    """Train mini-sd from the procedural scenes (about an hour on 2 cores), then write its
+    """Train mini-sd from the procedural scenes (under 2 hours on 2 cores), then write its
     model card and sample grid. Interrupted runs resume from their last checkpoint."""
     import json
 

@@ -31,6 +31,9 @@ class Settings(BaseSettings):
     segmentation_model: Path | None = Field(
         None, description="A u2net-family ONNX file; default: the bundled u2netp."
     )
+    compile: bool = Field(
+        False, description="Regional torch.compile of the denoiser's repeated blocks (GPUs)."
+    )
     engine_max_batch: int = Field(4, ge=1, description="Largest batch of compatible requests.")
     engine_max_queued: int = Field(64, ge=1, description="Requests waiting before submit refuses.")
     host: str = "127.0.0.1"

@@ -157,8 +157,10 @@ SUITES: dict[str, list[tuple[str, Task]]] = {
         ("tiny-flux", Task.TEXT_TO_IMAGE),
         ("tiny-wan", Task.TEXT_TO_VIDEO),
     ],
-    # Real models, pulled beforehand; meant for a GPU (bf16/fp16 per preset).
+    # Real models, pulled beforehand; meant for a GPU (bf16/fp16 per preset). mini-sd first: it
+    # ships with Spotforge, so the suite measures something even where nothing was pulled.
     "gpu": [
+        ("mini-sd", Task.TEXT_TO_IMAGE),
         ("sdxl", Task.TEXT_TO_IMAGE),
         ("flux-schnell", Task.TEXT_TO_IMAGE),
         ("wan2.1-t2v-1.3b", Task.TEXT_TO_VIDEO),

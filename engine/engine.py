@@ -41,6 +41,7 @@ class Engine:
         aging_s: float = 30.0,
         memory_budget_bytes: int | None = None,
         segmentation_model: Path | None = None,
+        compile_blocks: bool = False,
     ):
         self.device = pick_device(device)
         self.model_dir = Path(model_dir)
@@ -49,7 +50,13 @@ class Engine:
         self._segmenter_lock = threading.Lock()
         self.scheduler = Scheduler(max_queued, max_batch, aging_s)
         # Loaded on the CPU; the pool moves a model to the device once it has made room.
-        loader = partial(_load_shared, model_dir=self.model_dir, device=self.device, dtype=dtype)
+        loader = partial(
+            _load_shared,
+            model_dir=self.model_dir,
+            device=self.device,
+            dtype=dtype,
+            compile_blocks=compile_blocks,
+        )
         self.pool = ModelPool(
             loader,
             self.device,
@@ -99,9 +106,11 @@ class Engine:
         return first_frame(request, self.segmenter, width, height)
 
 
-def _load_shared(preset_id: str, **kwargs) -> LoadedModel:
+def _load_shared(preset_id: str, compile_blocks: bool = False, **kwargs) -> LoadedModel:
     model = load(preset_id, stay_on_cpu=True, **kwargs)
     model.share_encodings()
+    if compile_blocks:
+        model.compile_blocks()
     return model
 
 

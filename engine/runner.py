@@ -154,16 +154,18 @@ def run_batch(
         if cancelled():
             raise Cancelled("cancelled")
         on_step(i + 1, getattr(pipeline, "_num_timesteps", None) or first.steps)
-        return callback_kwargs
+        return recipe.step_end(pipeline, i, callback_kwargs)
 
     kwargs["callback_on_step_end"] = step_end
     kwargs = {k: v for k, v in kwargs.items() if k in accepts}
     start = time.perf_counter()
     with (
         _stage_clock(pipe, model.device) as stages,
-        applied(pipe, RECIPES[first.request.recipe]) as cache,
+        applied(pipe, RECIPES[first.request.recipe]) as recipe,
         torch.inference_mode(),
     ):
+        if recipe.tensor_inputs:
+            kwargs["callback_on_step_end_tensor_inputs"] = ["latents", *recipe.tensor_inputs]
         output = pipe(**kwargs)
     total = time.perf_counter() - start
     timings = {
@@ -182,7 +184,7 @@ def run_batch(
             dict(per_item, batch_size=len(batch)),
             r.fps,
             r.warnings,
-            cache.skipped_fraction,
+            recipe.stats.skipped_fraction,
         )
         for r, images in zip(batch, outputs, strict=True)
     ]

@@ -65,6 +65,7 @@ class _State:
     stats: CacheStats
     first_index: int | None = None
     step: int = 0
+    rows: int = 0  # batch rows of this call: halves when guidance stops (acceleration.guidance)
     full: bool = True
     predicted: bool = False  # this step runs no UNet
     # (step, output of the deepest-but-one up block) at the last two full steps
@@ -93,10 +94,20 @@ class _State:
         )
 
 
-def _extrapolate(points: list[tuple[int, torch.Tensor]], step: int) -> torch.Tensor:
+def _extrapolate(points: list[tuple[int, torch.Tensor]], step: int, rows: int) -> torch.Tensor:
     """First-order Taylor step from the last two (step, value) points."""
-    (s0, f0), (s1, f1) = points
+    (s0, f0), (s1, f1) = ((s, _last_rows(f, rows)) for s, f in points)
     return f1 + (f1 - f0) * ((step - s1) / (s1 - s0))
+
+
+def _last_rows(value, rows: int):
+    """A cached block output cut to this call's batch. When guidance stops, the unconditional
+    rows (the first half) go and the conditional ones remain, so the last rows are kept."""
+    if isinstance(value, torch.Tensor):
+        return value if value.shape[0] == rows else value[-rows:]
+    if isinstance(value, tuple):
+        return tuple(_last_rows(v, rows) for v in value)
+    return value
 
 
 class _LeaderHook(ModelHook):
@@ -110,9 +121,10 @@ class _LeaderHook(ModelHook):
     def new_forward(self, module, *args, **kwargs):
         state = self.state
         state.begin_step(kwargs["timestep"] if "timestep" in kwargs else args[1])
+        state.rows = (kwargs["sample"] if "sample" in kwargs else args[0]).shape[0]
         if state.predicted:
             state.stats.skipped += self.blocks
-            sample = _extrapolate(state.outputs, state.step)
+            sample = _extrapolate(state.outputs, state.step, state.rows)
             return UNet2DConditionOutput(sample) if kwargs.get("return_dict", True) else (sample,)
         output = self.fn_ref.original_forward(*args, **kwargs)
         sample = output[0] if isinstance(output, tuple) else output.sample
@@ -142,8 +154,8 @@ class _DeepBlockHook(ModelHook):
             return self.last
         state.stats.skipped += 1
         if self.feeds_outer_level and state.config.extrapolate and len(state.history) == 2:
-            return _extrapolate(state.history, state.step)
-        return self.last
+            return _extrapolate(state.history, state.step, state.rows)
+        return _last_rows(self.last, state.rows)
 
 
 class _CountHook(ModelHook):

@@ -2,19 +2,25 @@
 
 - exact: only what keeps results within float tolerance of plain diffusers.
 - balanced: step caching with a small error budget (PSNR >= 30 dB against exact).
-- fast: aggressive caching with predicted features (PSNR >= 24 dB against exact).
+- fast: long-interval caching, guidance on the early steps only (engine.acceleration.guidance),
+  (PSNR >= 24 dB against exact).
 
 UNets take DeepCache (ours: diffusers has no UNet cache); transformers take diffusers' own
 first-block cache (balanced) and TaylorSeer in its lite form, which skips whole steps and
-extrapolates the output (fast). A recipe is attached for one pipeline call and
-removed after it, so no cache state outlives a request.
+extrapolates the output (fast). A recipe is attached for one pipeline call and removed after
+it, so no cache state outlives a request.
+
+Our Triton kernels are not in these recipes: swapped into SD 1.5 and Flux-width models on an
+H200 they measured level or slower at interactive batch sizes (docs/benchmarks.md), so
+`engine.acceleration.kernel_swaps` is there to measure them, not yet to serve.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from diffusers.hooks import FirstBlockCacheConfig, TaylorSeerCacheConfig
@@ -25,6 +31,7 @@ from engine.acceleration.deep_cache import (
     apply_deep_cache,
     remove_deep_cache,
 )
+from engine.acceleration.guidance import GuidanceInterval
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,22 @@ class Recipe:
     min_psnr_db: float | None  # error budget against `exact`; None: float tolerance only
     unet: DeepCacheConfig | None = None
     transformer: Callable[[], object] | None = None  # a diffusers cache config, made per call
+    guidance: GuidanceInterval | None = None  # classifier-free guidance on early steps only
+
+
+@dataclass
+class RecipeRun:
+    """A recipe attached for one call: its block counts, and the part of it that acts from the
+    pipeline's step-end callback (which must be given `tensor_inputs`)."""
+
+    stats: CacheStats
+    guidance: GuidanceInterval | None = None
+    tensor_inputs: list[str] = field(default_factory=list)
+
+    def step_end(self, pipe, step: int, callback_kwargs: dict[str, Any]) -> dict[str, Any]:
+        if self.guidance is not None and self.tensor_inputs:
+            return self.guidance.step_end(pipe, step, callback_kwargs)
+        return callback_kwargs
 
 
 RECIPES: dict[str, Recipe] = {
@@ -42,16 +65,19 @@ RECIPES: dict[str, Recipe] = {
         Recipe("exact", "plain diffusers numerics, batched", None),
         Recipe(
             "balanced",
-            "DeepCache every 3rd step / first-block cache",
+            "DeepCache every 4th step / first-block cache",
             30.0,
-            unet=DeepCacheConfig(interval=3, warmup_steps=2, final_steps=1),
+            unet=DeepCacheConfig(interval=4, warmup_steps=2, final_steps=1),
             transformer=lambda: FirstBlockCacheConfig(threshold=0.08),
         ),
         Recipe(
             "fast",
-            "DeepCache every 5th step, extrapolated / TaylorSeer",
+            "DeepCache every 10th step, guidance on the first 20 % of steps / TaylorSeer",
             24.0,
-            unet=DeepCacheConfig(interval=5, warmup_steps=2, final_steps=1, extrapolate=True),
+            # Measured on mini-sd (docs/benchmarks.md): extrapolating the deep features or whole
+            # UNet outputs lost more fidelity than a longer plain interval, so neither is used.
+            unet=DeepCacheConfig(interval=10, warmup_steps=2, final_steps=1),
+            guidance=GuidanceInterval(0.2),
             transformer=lambda: TaylorSeerCacheConfig(
                 cache_interval=3,
                 disable_cache_before_step=2,
@@ -72,27 +98,23 @@ def get_recipe(name: str) -> Recipe:
 
 
 @contextmanager
-def applied(pipe, recipe: Recipe) -> Iterator[CacheStats]:
-    """The recipe attached to `pipe` for the duration of one call; yields its block counts."""
+def applied(pipe, recipe: Recipe) -> Iterator[RecipeRun]:
+    """The recipe attached to `pipe` for the duration of one call."""
     stats = CacheStats()
+    run = RecipeRun(stats, recipe.guidance)
+    if recipe.guidance is not None:
+        run.tensor_inputs = recipe.guidance.tensor_inputs(pipe)
     unet, transformer = getattr(pipe, "unet", None), getattr(pipe, "transformer", None)
-    if recipe.unet is not None and unet is not None:
-        apply_deep_cache(unet, pipe.scheduler, recipe.unet, stats)
-        try:
-            yield stats
-        finally:
-            remove_deep_cache(unet)
-    elif recipe.transformer is not None and transformer is not None:
-        transformer.enable_cache(recipe.transformer())
-        counted = _count_block_runs(transformer, stats)
-        try:
-            yield stats
-        finally:
-            transformer.disable_cache()
-            for handle in counted:
-                handle.remove()
-    else:
-        yield stats
+    with ExitStack() as stack:
+        if recipe.unet is not None and unet is not None:
+            apply_deep_cache(unet, pipe.scheduler, recipe.unet, stats)
+            stack.callback(remove_deep_cache, unet)
+        elif recipe.transformer is not None and transformer is not None:
+            transformer.enable_cache(recipe.transformer())
+            stack.callback(transformer.disable_cache)
+            for handle in _count_block_runs(transformer, stats):
+                stack.callback(handle.remove)
+        yield run
 
 
 # Lists of transformer blocks in the diffusers models we run (Flux, Wan, LTX).

@@ -14,7 +14,7 @@ from PIL import Image, ImageDraw, ImageFont
 from engine.training.classifier import SceneClassifier
 from engine.training.model import vocabulary
 from engine.training.scenes import ARCHETYPES, TIMES, SceneParams
-from engine.training.train import STAGES, Plan, read_losses
+from engine.training.train import RUN_ORDER, Plan, read_losses
 
 EVAL_SEEDS = 32
 
@@ -95,7 +95,7 @@ def write_card(
 
 
 def _card(plan, work, params, accuracy, steps, guidance, command, grid_path) -> str:
-    seconds = sum(rows[-1][2] for s in STAGES if (rows := read_losses(work, s)))
+    seconds = sum(rows[-1][2] for s in RUN_ORDER if (rows := read_losses(work, s)))
     lines = [
         "# mini-sd",
         "",
@@ -139,7 +139,7 @@ def _card(plan, work, params, accuracy, steps, guidance, command, grid_path) -> 
         "",
         "| stage | " + " | ".join(f"{10 * (i + 1)} %" for i in range(10)) + " |",
         "|---|" + "---|" * 10,
-        *(_loss_row(work, stage) for stage in STAGES),
+        *(_loss_row(work, stage) for stage in RUN_ORDER),
         "",
         "## Evaluation",
         "",

@@ -7,6 +7,10 @@ Stages, each resumable from its last checkpoint in the work directory:
 3. latents : encode every scene once; the latent scale is set so latents have unit variance;
 4. unet    : the UNet and the text encoder together, epsilon prediction with min-SNR weighting,
              captions randomly shortened or dropped (classifier-free guidance, short prompts);
+   unet-tune: the same objective again from the end of `unet`, with a fresh optimizer and a
+             lower, shorter cosine (a warm restart): the loss was still falling when `unet`
+             ended, and a restart takes it further than stretching one schedule would at the
+             same cost;
 5. decoder : the VAE decoder alone, on whole images, with an edge term against blur; the
              encoder is frozen, so the latents the UNet learned are unchanged;
 6. export  : a diffusers pipeline in safetensors (its model card: engine.training.card).
@@ -34,7 +38,10 @@ from tqdm.auto import tqdm
 from engine.training import model as arch
 from engine.training.scenes import ARCHETYPES, TIMES, WEATHER, SceneParams, draw
 
-STAGES = ("vae", "vae-whole", "unet", "decoder")
+# The order gives each stage its random stream (`_step_seed`), so a stage added later goes last
+# and leaves the others' draws untouched; `train` runs them in their data-flow order.
+STAGES = ("vae", "vae-whole", "unet", "decoder", "unet-tune")
+RUN_ORDER = ("vae", "vae-whole", "unet", "unet-tune", "decoder")
 CAPTION_FORMS = ("full", "no-weather", "no-time", "archetype", "empty")
 # How often each caption form is trained: mostly whole captions, some shortened so a prompt
 # naming only a place works, and some empty for classifier-free guidance.
@@ -57,6 +64,8 @@ class Plan:
     unet_steps: int = 2500
     unet_batch: int = 64
     unet_lr: float = 5e-4
+    unet_tune_steps: int = 2000
+    unet_tune_lr: float = 2.5e-4
     decoder_steps: int = 500
     decoder_batch: int = 8
     decoder_lr: float = 2e-4
@@ -69,6 +78,7 @@ class Plan:
             "vae": self.vae_steps,
             "vae-whole": self.vae_whole_steps,
             "unet": self.unet_steps,
+            "unet-tune": self.unet_tune_steps,
             "decoder": self.decoder_steps,
         }[stage]
 
@@ -119,7 +129,8 @@ def _check_plan(plan: Plan, work: Path) -> None:
     if path.exists():
         before = json.loads(path.read_text())
         if before != asdict(plan):
-            changed = sorted(k for k in before if before[k] != asdict(plan).get(k))
+            now = asdict(plan)
+            changed = sorted(k for k in before.keys() | now.keys() if before.get(k) != now.get(k))
             raise ValueError(
                 f"{work} holds a run with a different plan ({', '.join(changed)} differ); "
                 "use another --work directory or delete it"
@@ -243,7 +254,9 @@ def _train_unet(plan, work, encoder, unet, latents, captions, tokenizer) -> None
 
     encoder.train()
     unet.train()
-    _loop(plan, work, "unet", {"text_encoder": encoder, "unet": unet}, plan.unet_lr, step_loss)
+    modules = {"text_encoder": encoder, "unet": unet}
+    _loop(plan, work, "unet", modules, plan.unet_lr, step_loss)
+    _loop(plan, work, "unet-tune", modules, plan.unet_tune_lr, step_loss)
 
 
 def _loop(

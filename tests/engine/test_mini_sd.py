@@ -28,11 +28,7 @@ def test_committed_weights_load_as_an_sd_pipeline(mini_sd):
     assert 1e6 < mini_sd.nbytes < 60e6
 
 
-# The bar is 80 % of 32 seeds for every archetype. With the committed weights pine forest (59 %)
-# and green mountains (81 %, at the edge) are not safely there: soft tree lines and green hills
-# are confused both ways. They are held to what they reach until a longer training run lifts
-# them (see the model card); every other archetype must clear the bar.
-BAR = {archetype: 0.8 for archetype in ARCHETYPES} | {"forest": 0.5, "mountains": 0.7}
+BAR = 0.8  # of 32 seeds, for every archetype
 
 
 def test_each_archetype_is_recognised_from_its_caption(mini_sd):
@@ -40,7 +36,7 @@ def test_each_archetype_is_recognised_from_its_caption(mini_sd):
     pipe = mini_sd.pipeline(Task.TEXT_TO_IMAGE)
     accuracy = archetype_accuracy(pipe, preset.steps, preset.guidance, seeds=32)
     assert set(accuracy) == set(ARCHETYPES)
-    assert all(accuracy[a] >= BAR[a] for a in ARCHETYPES), accuracy
+    assert all(accuracy[a] >= BAR for a in ARCHETYPES), accuracy
 
 
 def test_image_tasks_and_unknown_words(engine):

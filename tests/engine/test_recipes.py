@@ -8,7 +8,7 @@ import pytest
 from engine import InvalidRequest
 from engine.acceleration import RECIPES
 from engine.bench import psnr
-from engine.requests import ImageToImage, Inpaint, TextToImage
+from engine.requests import ImageToImage, Inpaint, Task, TextToImage
 from engine.training.scenes import SceneParams, draw
 from tests.engine.conftest import centre_mask
 
@@ -29,7 +29,8 @@ def test_back_to_back_prompts_each_match_their_own_exact_output(engine, recipe):
     assert exact.skipped_blocks == 0.0
 
 
-def test_image_to_image_and_inpaint_are_cached_too(engine):
+@pytest.mark.parametrize("recipe", ["balanced", "fast"])
+def test_image_to_image_and_inpaint_are_cached_too(engine, recipe):
     scene = draw(SceneParams("lake", "day", "clear", seed=4))
     for make in (
         lambda r: ImageToImage(preset="mini-sd", prompt="lake at night", image=scene, recipe=r),
@@ -37,17 +38,48 @@ def test_image_to_image_and_inpaint_are_cached_too(engine):
             preset="mini-sd", prompt="desert", image=scene, mask=centre_mask(128, 128), recipe=r
         ),
     ):
-        exact, balanced = engine.generate(make("exact")), engine.generate(make("balanced"))
-        assert balanced.skipped_blocks > 0
-        assert psnr(balanced.images, exact.images) >= RECIPES["balanced"].min_psnr_db
+        exact, cached = engine.generate(make("exact")), engine.generate(make(recipe))
+        assert cached.skipped_blocks > 0
+        assert psnr(cached.images, exact.images) >= RECIPES[recipe].min_psnr_db
 
 
-def test_a_batch_of_two_prompts_matches_each_alone(engine):
-    handles = [engine.submit(mini(p, "balanced", seed=9)) for p in ("desert dunes", "city skyline")]
+@pytest.mark.parametrize("recipe", ["balanced", "fast"])
+def test_a_batch_of_two_prompts_matches_each_alone(engine, recipe):
+    handles = [engine.submit(mini(p, recipe, seed=9)) for p in ("desert dunes", "city skyline")]
     together = [h.result() for h in handles]
     for prompt, result in zip(("desert dunes", "city skyline"), together, strict=True):
-        alone = engine.generate(mini(prompt, "balanced", seed=9))
+        alone = engine.generate(mini(prompt, recipe, seed=9))
         assert psnr(result.images, alone.images) > 45
+
+
+def unet_batch_rows(engine, request) -> tuple[list[int], object]:
+    unet = engine.pool.get("mini-sd").base.unet
+    rows: list[int] = []
+    hook = unet.register_forward_pre_hook(lambda m, args: rows.append(args[0].shape[0]))
+    try:
+        return rows, engine.generate(request)
+    finally:
+        hook.remove()
+
+
+def test_fast_guides_only_the_first_fifth_of_the_steps(engine):
+    rows, fast = unet_batch_rows(engine, mini("mountain lake at night", "fast", steps=20))
+    assert rows == [2] * 4 + [1] * 16  # [uncond, cond] rows, then the conditional row alone
+    exact = engine.generate(mini("mountain lake at night", steps=20))
+    assert psnr(fast.images, exact.images) >= RECIPES["fast"].min_psnr_db
+    # The cut lives in one call, not in the shared pipeline: the next call guides throughout.
+    rows, _ = unet_batch_rows(engine, mini("desert dunes", "balanced", steps=8))
+    assert rows == [2] * 8
+
+
+def test_guidance_is_cut_only_where_pipelines_double_their_tensors(engine):
+    interval = RECIPES["fast"].guidance
+    mini_sd = engine.pool.get("mini-sd")
+    for task in (Task.TEXT_TO_IMAGE, Task.IMAGE_TO_IMAGE, Task.INPAINT):
+        assert "prompt_embeds" in interval.tensor_inputs(mini_sd.pipeline(task))
+    assert "mask" in interval.tensor_inputs(mini_sd.pipeline(Task.INPAINT))
+    # Wan runs its two branches as separate calls: nothing to halve, so no cut.
+    assert interval.tensor_inputs(engine.pool.get("tiny-wan").pipeline(Task.TEXT_TO_VIDEO)) == []
 
 
 def test_transformer_recipes_run_on_flux(engine):
