@@ -145,6 +145,8 @@ class Audience(Timestamps, Base):
     interests: Mapped[list[Any]] = mapped_column(default=list)
     tone: Mapped[str] = mapped_column(String(120), default="")
     palette_hints: Mapped[list[Any]] = mapped_column(default=list)
+    # The light of their backgrounds: day, golden or night.
+    time_of_day: Mapped[str] = mapped_column(String(20), default="day", server_default="day")
 
 
 spot_product_assets = Table(

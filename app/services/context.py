@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from app.config import Settings
+from app.services.library import install_builtins
 from storage import AssetStore, Database, Tenant
 
 
@@ -18,10 +19,12 @@ class AppContext:
 
     @classmethod
     def open(cls, settings: Settings | None = None) -> AppContext:
-        """Connect, bring the schema up to date, and open the asset store."""
+        """Connect, bring the schema and the built-in library up to date, and open the asset
+        store."""
         settings = settings or Settings()
         db = Database(settings.resolved_database_url)
         db.upgrade()
+        install_builtins(db)
         store = AssetStore(settings.resolved_asset_dir, settings.max_asset_bytes)
         return cls(settings, db, store)
 

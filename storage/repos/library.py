@@ -4,8 +4,29 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
 from storage.models import Audience, Geography
 from storage.scope import Scope
+
+
+def install_shared(
+    session: Session, geographies: list[dict[str, Any]], audiences: list[dict[str, Any]]
+) -> None:
+    """Make the built-in library (business_id NULL) equal these entries, matched by name:
+    new ones are added and changed ones updated. Businesses' own rows are untouched."""
+    for model, entries in ((Geography, geographies), (Audience, audiences)):
+        rows = {
+            row.name: row
+            for row in session.scalars(select(model).where(model.business_id.is_(None)))
+        }
+        for entry in entries:
+            row = rows.get(entry["name"]) or model(business_id=None)
+            for name, value in entry.items():
+                setattr(row, name, value)
+            session.add(row)
+    session.flush()
 
 
 class Library:

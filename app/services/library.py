@@ -1,0 +1,169 @@
+"""The geography and audience library a campaign personalizes with.
+
+Built-ins come from `app/services/catalog/*.toml` and are written to the database at every
+start (`install_builtins`), so editing the catalog updates them. A business sees the built-ins
+plus its own entries; customizing a built-in gives the business its own copy under the same
+name, which shadows the built-in for that business only.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, fields
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from storage import Database
+from storage.models import Audience, Geography
+from storage.repos.library import install_shared
+
+if TYPE_CHECKING:  # context.py installs the built-ins at start, so it imports this module
+    from app.services.context import AppContext
+
+CATALOG = Path(__file__).with_name("catalog")
+TIMES_OF_DAY = {"day": "during the day", "golden": "at golden hour", "night": "at night"}
+
+
+@dataclass(frozen=True)
+class GeographyView:
+    id: int
+    name: str
+    region: str
+    landscape: str
+    landmarks: str
+    architecture: str
+    weather: str
+    builtin: bool
+
+
+@dataclass(frozen=True)
+class AudienceView:
+    id: int
+    name: str
+    age_band: str
+    interests: tuple[str, ...]
+    tone: str
+    palette_hints: tuple[str, ...]
+    time_of_day: str
+    builtin: bool
+
+
+@cache
+def catalog() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The built-in geographies and audiences as the catalog files define them."""
+    geographies = tomllib.loads((CATALOG / "geographies.toml").read_text())["geography"]
+    audiences = tomllib.loads((CATALOG / "audiences.toml").read_text())["audience"]
+    for entry in audiences:
+        _check_time(entry["time_of_day"])
+    return geographies, audiences
+
+
+def install_builtins(db: Database) -> None:
+    geographies, audiences = catalog()
+    with db.session() as session:
+        install_shared(session, geographies, audiences)
+
+
+def geographies(ctx: AppContext, business_id: int) -> list[GeographyView]:
+    with ctx.tenant(business_id) as tenant:
+        return [_geography(g) for g in _own_first(tenant.library.geographies())]
+
+
+def audiences(ctx: AppContext, business_id: int) -> list[AudienceView]:
+    with ctx.tenant(business_id) as tenant:
+        return [_audience(a) for a in _own_first(tenant.library.audiences())]
+
+
+def save_geography(ctx: AppContext, business_id: int, name: str, **changes: str) -> GeographyView:
+    """Add a geography, or change one: the business's own, or its copy of a built-in."""
+    _check_fields(GeographyView, changes)
+    with ctx.tenant(business_id) as tenant:
+        return _geography(_save(tenant.library, "geograph", name, changes))
+
+
+def save_audience(ctx: AppContext, business_id: int, name: str, **changes: Any) -> AudienceView:
+    _check_fields(AudienceView, changes)
+    if "time_of_day" in changes:
+        _check_time(changes["time_of_day"])
+    with ctx.tenant(business_id) as tenant:
+        return _audience(_save(tenant.library, "audience", name, changes))
+
+
+def background_prompt(geography: GeographyView, audience: AudienceView) -> str:
+    """The background for a variant: the geography's landscape in the audience's light first
+    (what every model, mini-sd included, draws from), then the details real models add."""
+    details = ", ".join(
+        part for part in (geography.landmarks, geography.architecture) if part.strip()
+    )
+    head = f"{geography.landscape} {TIMES_OF_DAY[audience.time_of_day]}, {geography.weather}"
+    return f"{head}, {details}, {audience.tone} mood, photograph, no people"
+
+
+def _save(library, kind: str, name: str, changes: dict[str, Any]):
+    name = name.strip()
+    rows = library.geographies() if kind == "geograph" else library.audiences()
+    own = {r.name: r for r in rows if r.business_id is not None}
+    builtin = {r.name: r for r in rows if r.business_id is None}
+    if name in own:
+        row = own[name]
+        for field, value in changes.items():
+            setattr(row, field, value)
+        return row
+    base = _columns(builtin[name]) if name in builtin else {}
+    add = library.add_geography if kind == "geograph" else library.add_audience
+    return add(name, **{**base, **changes})
+
+
+def _columns(row: Geography | Audience) -> dict[str, Any]:
+    skip = {"id", "business_id", "name", "created_at", "updated_at"}
+    return {c.key: getattr(row, c.key) for c in row.__table__.columns if c.key not in skip}
+
+
+def _own_first(rows: list) -> list:
+    """Each name once: the business's own entry where it has one, else the built-in."""
+    by_name: dict[str, Any] = {}
+    for row in rows:
+        if row.name not in by_name or row.business_id is not None:
+            by_name[row.name] = row
+    return sorted(by_name.values(), key=lambda r: r.name)
+
+
+def _check_fields(view: type, changes: dict[str, Any]) -> None:
+    allowed = {f.name for f in fields(view)} - {"id", "name", "builtin"}
+    unknown = sorted(set(changes) - allowed)
+    if unknown:
+        raise ValueError(
+            f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}"
+        )
+
+
+def _check_time(value: str) -> None:
+    if value not in TIMES_OF_DAY:
+        raise ValueError(f"time_of_day must be one of {', '.join(TIMES_OF_DAY)}, not {value!r}")
+
+
+def _geography(row: Geography) -> GeographyView:
+    return GeographyView(
+        row.id,
+        row.name,
+        row.region,
+        row.landscape,
+        row.landmarks,
+        row.architecture,
+        row.weather,
+        row.business_id is None,
+    )
+
+
+def _audience(row: Audience) -> AudienceView:
+    return AudienceView(
+        row.id,
+        row.name,
+        row.age_band,
+        tuple(row.interests),
+        row.tone,
+        tuple(row.palette_hints),
+        row.time_of_day,
+        row.business_id is None,
+    )
