@@ -19,7 +19,7 @@ import torch
 from engine.device import pick_device
 from engine.errors import Cancelled, EngineError, QueueFull
 from engine.handle import Handle
-from engine.loading import LoadedModel, load, preset_for
+from engine.loading import LoadedModel, load, model_revision, preset_for
 from engine.pool import CPU, ModelPool
 from engine.reference import first_frame
 from engine.requests import Request
@@ -79,6 +79,10 @@ class Engine:
 
     def generate(self, request: Request, timeout: float | None = None) -> Result:
         return self.submit(request).result(timeout)
+
+    def revision(self, preset_id: str) -> str:
+        """The model revision a request for this preset will report, known before it runs."""
+        return model_revision(preset_id, self.model_dir)
 
     @property
     def segmenter(self) -> Segmenter:

@@ -117,21 +117,7 @@ def load(
     """Load a preset id, or a directory with a saved pipeline, in the dtype meant for `device`;
     onto `device`, or left on the CPU for the caller to move (`stay_on_cpu`)."""
     preset = preset_for(preset_id)
-    if preset.bundled:
-        source = BUNDLED_DIR / preset.id
-        revision = _bundled_revision(source)
-    elif preset.offline:
-        source, revision = None, OFFLINE_REVISION
-    else:
-        source = Path(preset.repo) if Path(preset.id).is_dir() else model_dir / preset.id
-        if not (source / "model_index.json").is_file():
-            raise ModelUnavailable(
-                f"model preset {preset.id} ({preset.repo}, {preset.download_gb:g} GB) is not "
-                f"on this machine. Run `spotforge models pull {preset.id}` where there is "
-                "network, or choose an offline preset: "
-                + ", ".join(p.id for p in PRESETS.values() if p.offline)
-            )
-        revision = _revision_of(source)
+    source, revision = _source(preset, model_dir)
     torch_dtype = pick_dtype(preset.dtypes, device, dtype)
     if source is None:
         base = BUILDERS[preset.id]()
@@ -188,6 +174,30 @@ def _quiet_diffusers() -> Iterator[None]:
         yield
     finally:
         diffusers.utils.logging.set_verbosity(level)
+
+
+def model_revision(preset_id: str, model_dir: Path) -> str:
+    """The revision results of a preset report, without loading it: what a cache of results
+    must key on, so retrained or re-pulled weights never serve stale results."""
+    return _source(preset_for(preset_id), model_dir)[1]
+
+
+def _source(preset: Preset, model_dir: Path) -> tuple[Path | None, str]:
+    """Where a preset's weights are (None: built in-process) and their revision."""
+    if preset.bundled:
+        source = BUNDLED_DIR / preset.id
+        return source, _bundled_revision(source)
+    if preset.offline:
+        return None, OFFLINE_REVISION
+    source = Path(preset.repo) if Path(preset.id).is_dir() else model_dir / preset.id
+    if not (source / "model_index.json").is_file():
+        raise ModelUnavailable(
+            f"model preset {preset.id} ({preset.repo}, {preset.download_gb:g} GB) is not "
+            f"on this machine. Run `spotforge models pull {preset.id}` where there is "
+            "network, or choose an offline preset: "
+            + ", ".join(p.id for p in PRESETS.values() if p.offline)
+        )
+    return source, _revision_of(source)
 
 
 def _bundled_revision(path: Path) -> str:

@@ -269,6 +269,21 @@ class Asset(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class Generation(Base):
+    """A cached engine result: `key` hashes everything that determines the pixels (model and
+    revision, request, seed, recipe, engine version), so the same work is never done twice."""
+
+    __tablename__ = "generations"
+    __table_args__ = (UniqueConstraint("business_id", "key"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    business_id: Mapped[int] = _business_fk()
+    key: Mapped[str] = mapped_column(String(64))
+    asset_id: Mapped[int] = mapped_column(ForeignKey("assets.id"))
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)  # what the engine reported
+    seconds: Mapped[float] = mapped_column(Float)  # what it cost, for estimates
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
 class JobStatus(enum.StrEnum):
     QUEUED = "queued"
     LEASED = "leased"

@@ -15,6 +15,7 @@ from storage.models import Business
 from storage.repos.assets import Assets
 from storage.repos.brand import Brand
 from storage.repos.campaigns import Campaigns
+from storage.repos.generations import Generations
 from storage.repos.library import Library
 from storage.repos.orders import Orders
 from storage.repos.variants import Variants
@@ -34,3 +35,4 @@ class Tenant:
         self.assets = Assets(scope, assets)
         self.variants = Variants(scope)
         self.orders = Orders(scope)
+        self.generations = Generations(scope)

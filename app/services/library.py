@@ -92,12 +92,13 @@ def save_audience(ctx: AppContext, business_id: int, name: str, **changes: Any) 
 
 def background_prompt(geography: GeographyView, audience: AudienceView) -> str:
     """The background for a variant: the geography's landscape in the audience's light first
-    (what every model, mini-sd included, draws from), then the details real models add."""
+    (what every model, mini-sd included, draws from), then the details real models add. Only
+    the light comes from the audience, so audiences that share it share the background."""
     details = ", ".join(
         part for part in (geography.landmarks, geography.architecture) if part.strip()
     )
     head = f"{geography.landscape} {TIMES_OF_DAY[audience.time_of_day]}, {geography.weather}"
-    return f"{head}, {details}, {audience.tone} mood, photograph, no people"
+    return f"{head}, {details}, photograph, no people"
 
 
 def _save(library, kind: str, name: str, changes: dict[str, Any]):
