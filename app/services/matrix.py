@@ -1,0 +1,111 @@
+"""The variant matrix: creatives (spots) x geographies x audiences, sized and costed before
+anything runs, so a business sees what it starts."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from app.services import library
+from app.services.backgrounds import background_request, generation_key
+from engine import Engine
+from engine.loading import preset_for
+from storage.errors import NotFound
+
+if TYPE_CHECKING:
+    from app.services.context import AppContext
+
+MAX_VARIANTS = 10_000
+
+
+@dataclass(frozen=True)
+class MatrixPlan:
+    spot_ids: tuple[int, ...]
+    geographies: tuple[library.GeographyView, ...]
+    audiences: tuple[library.AudienceView, ...]
+    preset: str
+    recipe: str
+    seed: int
+    backgrounds: int  # distinct backgrounds the matrix needs
+    backgrounds_cached: int  # of those, already made
+    seconds_per_background: float
+
+    @property
+    def variants(self) -> int:
+        return len(self.spot_ids) * len(self.geographies) * len(self.audiences)
+
+    @property
+    def estimated_s(self) -> float:
+        """Time to make the backgrounds still missing."""
+        return (self.backgrounds - self.backgrounds_cached) * self.seconds_per_background
+
+
+def plan_matrix(
+    ctx: AppContext,
+    engine: Engine,
+    business_id: int,
+    spot_ids: list[int],
+    geography_ids: list[int],
+    audience_ids: list[int],
+    *,
+    preset: str,
+    recipe: str = "balanced",
+    seed: int = 0,
+) -> MatrixPlan:
+    for what, ids in (("spot", spot_ids), ("geography", geography_ids), ("audience", audience_ids)):
+        if not ids:
+            raise ValueError(f"choose at least one {what}")
+    count = len(spot_ids) * len(geography_ids) * len(audience_ids)
+    if count > MAX_VARIANTS:
+        raise ValueError(f"{count} variants is more than one run makes ({MAX_VARIANTS})")
+    geographies = _pick(library.geographies(ctx, business_id), geography_ids, "geography")
+    audiences = _pick(library.audiences(ctx, business_id), audience_ids, "audience")
+    revision = engine.revision(preset)
+    keys = {
+        generation_key(
+            background_request(g, a, preset=preset, seed=seed, recipe=recipe), revision
+        ): (g, a)
+        for g in geographies
+        for a in audiences
+    }
+    with ctx.tenant(business_id) as tenant:
+        for spot_id in spot_ids:
+            tenant.campaigns.spot(spot_id)
+        cached = sum(tenant.generations.get(key) is not None for key in keys)
+        typical = tenant.generations.typical_seconds(preset_for(preset).id)
+    if typical is None:
+        g, a = next(iter(keys.values()))
+        typical = _probe(engine, background_request(g, a, preset=preset, seed=seed, recipe=recipe))
+    return MatrixPlan(
+        tuple(spot_ids),
+        tuple(geographies),
+        tuple(audiences),
+        preset,
+        recipe,
+        seed,
+        len(keys),
+        cached,
+        typical,
+    )
+
+
+def _pick(views: list, ids: list[int], what: str) -> list:
+    by_id = {v.id: v for v in views}
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        raise NotFound(what, missing[0])
+    return [by_id[i] for i in dict.fromkeys(ids)]
+
+
+def _probe(engine: Engine, request) -> float:
+    """Seconds one background takes, from two short runs (1 and 3 steps): their difference is
+    the cost of a step, the rest is the fixed cost of encoding and decoding."""
+    steps = request.steps or preset_for(request.preset).steps
+    timings = []
+    for probe_steps in (1, 3):
+        began = time.perf_counter()
+        engine.generate(replace(request, steps=probe_steps))
+        timings.append(time.perf_counter() - began)
+    per_step = max(0.0, (timings[1] - timings[0]) / 2)
+    return max(timings[0] - per_step, 0.0) + per_step * steps
