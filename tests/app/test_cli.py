@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
+from storage import migrate
 from tests.app.conftest import SPOTFORGE, spotforge_env
 
 
@@ -20,7 +21,7 @@ def spotforge(tmp_path, *args: str) -> subprocess.CompletedProcess:
 def test_database_commands(tmp_path):
     assert "base (empty)" in spotforge(tmp_path, "db", "current").stdout
     up = spotforge(tmp_path, "db", "upgrade")
-    assert up.returncode == 0 and "database at 0001" in up.stdout
+    assert up.returncode == 0 and f"database at {migrate.head()}" in up.stdout
     assert (tmp_path / "var" / "spotforge.db").exists()
     down = spotforge(tmp_path, "db", "downgrade", "base")
     assert down.returncode == 0 and "base (empty)" in down.stdout
