@@ -158,7 +158,7 @@ def generate(
 
     from PIL import Image
 
-    from engine import REQUEST_TYPES, Engine, EngineError, Task
+    from engine import REQUEST_TYPES, EngineError, Task
     from engine.media import save_result
 
     settings = Settings()
@@ -198,15 +198,7 @@ def generate(
             raise _fail(f"cannot read {given[name]}: {exc}") from exc
     try:
         request = REQUEST_TYPES[kind](**fields)
-        with Engine(
-            device=settings.device,
-            dtype=settings.dtype,
-            model_dir=settings.resolved_model_dir,
-            segmentation_model=settings.segmentation_model,
-            max_batch=settings.engine_max_batch,
-            max_queued=settings.engine_max_queued,
-            compile_blocks=settings.compile,
-        ) as engine:
+        with _engine(settings) as engine:
             result = engine.generate(request)
         paths = save_result(result.images, result.fps, out)
     except (EngineError, TypeError) as exc:
@@ -421,6 +413,98 @@ def render(
         )
     )
     raise typer.Exit(0 if result.report.passed else 1)
+
+
+@cli.command()
+def bulk(
+    business: int = typer.Option(..., "--business", "-b", help="Business id."),
+    spot: list[int] = typer.Option(..., "--spot", help="Spot (creative) id; repeat for more."),
+    geography: list[str] = typer.Option(..., "--geography", "-g", help="Geography name."),
+    audience: list[str] = typer.Option(..., "--audience", "-a", help="Audience name."),
+    preset: str = typer.Option(None, help="Model preset (default: SPOTFORGE_MODEL)."),
+    recipe: str = typer.Option("balanced"),
+    seed: int = typer.Option(0),
+    lease_s: float = typer.Option(60.0, help="How long a job stays with a worker that died."),
+) -> None:
+    """Make every variant of spots x geographies x audiences. Run it again after a crash or
+    Ctrl-C: finished variants are kept and the rest are made, none twice."""
+    import json
+
+    from tqdm import tqdm
+
+    from app.services import USER_ERRORS, library
+    from app.services import bulk as bulk_runs
+    from app.services.matrix import plan_matrix
+    from engine import EngineError
+
+    settings = Settings()
+    ctx = _context()
+    try:
+        geographies = _ids_by_name(library.geographies(ctx, business), geography, "geography")
+        audiences = _ids_by_name(library.audiences(ctx, business), audience, "audience")
+        with _engine(settings) as engine:
+            plan = plan_matrix(
+                ctx, engine, business, spot, geographies, audiences,
+                preset=preset or settings.model, recipe=recipe, seed=seed,
+            )  # fmt: skip
+            typer.echo(
+                f"{plan.variants} variants, {plan.backgrounds} backgrounds "
+                f"({plan.backgrounds_cached} already made), about {plan.estimated_s:.0f} s "
+                "of backgrounds",
+                err=True,
+            )
+            bulk_runs.start(ctx, engine, business, plan)
+            before = bulk_runs.status_of(ctx, business, plan)
+            with tqdm(total=before.variants, initial=before.ready + before.failed,
+                      desc="variants", unit="variant") as bar:  # fmt: skip
+
+                def advance(done: int, total: int) -> None:
+                    bar.update(done - bar.n)
+
+                report = bulk_runs.work(
+                    ctx, engine, business, plan, lease_s=lease_s, on_variant=advance
+                )
+    except (*USER_ERRORS, EngineError) as exc:
+        raise _fail(str(exc)) from exc
+    finally:
+        ctx.close()
+    typer.echo(
+        json.dumps(
+            {
+                "run": report.run,
+                "variants": report.variants,
+                "ready": report.ready,
+                "failed": report.failed,
+                "seconds": round(report.seconds, 2),
+                "variants_per_minute": round(report.variants_per_minute, 2),
+                "backgrounds_asked": report.backgrounds.asked,
+                "backgrounds_reused": report.backgrounds.reused,
+                "reuse_ratio": round(report.backgrounds.reuse_ratio, 3),
+            }
+        )
+    )
+
+
+def _ids_by_name(views, names: list[str], what: str) -> list[int]:
+    by_name = {v.name.lower(): v.id for v in views}
+    unknown = [n for n in names if n.lower() not in by_name]
+    if unknown:
+        raise ValueError(f"unknown {what} {unknown[0]!r}; see the library for the names")
+    return [by_name[n.lower()] for n in names]
+
+
+def _engine(settings: Settings):
+    from engine import Engine
+
+    return Engine(
+        device=settings.device,
+        dtype=settings.dtype,
+        model_dir=settings.resolved_model_dir,
+        segmentation_model=settings.segmentation_model,
+        max_batch=settings.engine_max_batch,
+        max_queued=settings.engine_max_queued,
+        compile_blocks=settings.compile,
+    )
 
 
 @cli.command("templates")

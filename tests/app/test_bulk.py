@@ -1,0 +1,140 @@
+"""Bulk variant runs: every variant made once, backgrounds reused, failures recorded without
+stopping the rest, and a killed `spotforge bulk` process finished by starting it again."""
+
+from __future__ import annotations
+
+import io
+import json
+import signal
+import subprocess
+import time
+
+import pytest
+from PIL import Image
+from skimage import data
+
+from app.services import AppContext, bulk, library
+from app.services.matrix import plan_matrix
+from engine import Engine
+from storage.models import VariantStatus
+from tests.app.conftest import SPOTFORGE, spotforge_env
+
+
+def png(image: Image.Image) -> bytes:
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()
+
+
+def spot_with_photo(ctx, business: int, photo: Image.Image) -> int:
+    with ctx.tenant(business) as tenant:
+        asset = tenant.assets.add(png(photo), "product.png")
+        campaign = tenant.campaigns.create("Espresso week")
+        return tenant.campaigns.create_spot(
+            campaign.id,
+            template_id="product-hero",
+            template_version="1",
+            duration_s=15,
+            product_asset_ids=[asset.id],
+        ).id
+
+
+def cup() -> Image.Image:
+    return Image.fromarray(data.coffee()).resize((300, 200))
+
+
+def ids(views, *names):
+    by_name = {v.name: v.id for v in views}
+    return [by_name[n] for n in names]
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    with Engine(model_dir=tmp_path_factory.mktemp("models"), device="cpu") as e:
+        yield e
+
+
+def test_a_run_makes_each_variant_once_and_reuses_backgrounds(ctx, business_ids, engine):
+    business = business_ids[0]
+    good = spot_with_photo(ctx, business, cup())
+    # A photo with nothing in it: its variants fail, with the reason, and the others go on.
+    empty = spot_with_photo(ctx, business, Image.new("RGBA", (64, 64), (0, 0, 0, 0)))
+    geographies = ids(library.geographies(ctx, business), "Miami", "Denver")
+    audiences = ids(library.audiences(ctx, business), "Young runners", "Families")
+    plan = plan_matrix(
+        ctx, engine, business, [good, empty], geographies, audiences, preset="mini-sd", seed=2
+    )
+    bulk.start(ctx, engine, business, plan)
+    report = bulk.work(ctx, engine, business, plan, lease_s=5)
+    assert (report.variants, report.ready, report.failed) == (8, 4, 4)
+    assert report.backgrounds.reuse_ratio >= 0.5  # 2 backgrounds made for 8 variants
+    with ctx.tenant(business) as tenant:
+        for variant in tenant.variants.list(good):
+            [render] = tenant.variants.renders(variant.id)
+            frame = Image.open(tenant.assets.path(render.asset_id))
+            assert frame.size == (1280, 720)
+            assert variant.extra_params["run"] == report.run
+            assert variant.prompt.startswith(("beach and ocean", "snowy peaks"))
+        for variant in tenant.variants.list(empty):
+            assert variant.status is VariantStatus.FAILED
+            assert "no product was found" in variant.last_error
+
+    # Starting the same run again adds nothing and makes nothing.
+    bulk.start(ctx, engine, business, plan)
+    again = bulk.work(ctx, engine, business, plan, lease_s=5)
+    assert (again.variants, again.ready, again.backgrounds.asked) == (8, 4, 0)
+
+
+def test_a_killed_bulk_run_finishes_when_started_again(tmp_path, settings):
+    ctx = AppContext.open(settings)
+    try:
+        from app.services import businesses
+
+        business = businesses.create(ctx, "Harbor Coffee").id
+        spot = spot_with_photo(ctx, business, cup())
+    finally:
+        ctx.close()
+    args = [str(SPOTFORGE), "bulk", "-b", str(business), "--spot", str(spot), "--lease-s", "3"]
+    for name in ("Miami", "Denver", "Seattle", "Chicago"):
+        args += ["-g", name]
+    for name in ("Young runners", "Retirees", "Night owls"):
+        args += ["-a", name]
+    env = spotforge_env(settings.data_dir)
+
+    first = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ready = _wait_for_ready(settings, business, spot, at_least=3, proc=first)
+    first.send_signal(signal.SIGKILL)
+    first.wait(30)
+    assert 3 <= ready < 12
+
+    second = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr
+    report = json.loads(second.stdout.strip().splitlines()[-1])
+    assert (report["variants"], report["ready"], report["failed"]) == (12, 12, 0)
+    ctx = AppContext.open(settings)
+    try:
+        with ctx.tenant(business) as tenant:
+            variants = tenant.variants.list(spot)
+            assert len(variants) == 12  # none duplicated
+            keys = {v.extra_params["matrix_key"] for v in variants}
+            assert len(keys) == 12
+            for variant in variants:
+                assert len(tenant.variants.renders(variant.id)) == 1  # none made twice
+    finally:
+        ctx.close()
+
+
+def _wait_for_ready(settings, business, spot, *, at_least: int, proc) -> int:
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read().decode()
+        ctx = AppContext.open(settings)
+        try:
+            with ctx.tenant(business) as tenant:
+                ready = sum(v.status is VariantStatus.READY for v in tenant.variants.list(spot))
+        finally:
+            ctx.close()
+        if ready >= at_least:
+            return ready
+        time.sleep(0.2)
+    raise AssertionError("the bulk run made too few variants in time")
