@@ -425,6 +425,7 @@ def bulk(
     recipe: str = typer.Option("balanced"),
     seed: int = typer.Option(0),
     lease_s: float = typer.Option(60.0, help="How long a job stays with a worker that died."),
+    reuse: bool = typer.Option(True, help="--no-reuse makes every background anew (to measure)."),
 ) -> None:
     """Make every variant of spots x geographies x audiences. Run it again after a crash or
     Ctrl-C: finished variants are kept and the rest are made, none twice."""
@@ -462,7 +463,7 @@ def bulk(
                     bar.update(done - bar.n)
 
                 report = bulk_runs.work(
-                    ctx, engine, business, plan, lease_s=lease_s, on_variant=advance
+                    ctx, engine, business, plan, lease_s=lease_s, reuse=reuse, on_variant=advance
                 )
     except (*USER_ERRORS, EngineError) as exc:
         raise _fail(str(exc)) from exc
@@ -475,6 +476,7 @@ def bulk(
                 "variants": report.variants,
                 "ready": report.ready,
                 "failed": report.failed,
+                "made_now": report.made,
                 "seconds": round(report.seconds, 2),
                 "variants_per_minute": round(report.variants_per_minute, 2),
                 "backgrounds_asked": report.backgrounds.asked,

@@ -89,12 +89,14 @@ def background(
     seed: int,
     recipe: str = "balanced",
     run: BackgroundRun | None = None,
+    reuse: bool = True,
 ) -> Background:
-    """The background for a geography and audience: from the cache, or generated and stored."""
+    """The background for a geography and audience: from the cache, or generated and stored.
+    `reuse=False` generates it regardless (to measure what reuse saves)."""
     request = background_request(geography, audience, preset=preset, seed=seed, recipe=recipe)
     key = generation_key(request, engine.revision(preset))
     with ctx.tenant(business_id) as tenant:
-        cached = tenant.generations.get(key)
+        cached = tenant.generations.get(key) if reuse else None
         result = None if cached is None else Background(cached.asset_id, key, request.prompt, True)
     if result is None:
         began = time.perf_counter()

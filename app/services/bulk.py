@@ -51,10 +51,11 @@ class RunReport:
     failed: int
     seconds: float
     backgrounds: BackgroundRun
+    made: int = 0  # variants this call finished (a resumed run made only the rest)
 
     @property
     def variants_per_minute(self) -> float:
-        return 60 * self.ready / self.seconds if self.seconds else 0.0
+        return 60 * self.made / self.seconds if self.seconds else 0.0
 
 
 def run_key(business_id: int, plan: MatrixPlan) -> str:
@@ -134,6 +135,7 @@ def work(
     *,
     owner: str | None = None,
     lease_s: float = 60.0,
+    reuse: bool = True,
     on_variant: Callable[[int, int], None] = lambda done, total: None,
 ) -> RunReport:
     """Work through the run's jobs until every variant is ready or failed; report the run.
@@ -142,6 +144,7 @@ def work(
     queue = JobQueue(ctx.db)
     backgrounds = BackgroundRun()
     cutouts: dict[int, Image.Image] = {}
+    made = 0
     began = time.perf_counter()
     while True:
         job = queue.lease(owner, lease_s, kinds=(KIND,))
@@ -153,7 +156,7 @@ def work(
             continue
         variant_id = int(job.payload["variant_id"])
         try:
-            _make_frame(ctx, engine, job.business_id, variant_id, backgrounds, cutouts)
+            _make_frame(ctx, engine, job.business_id, variant_id, backgrounds, cutouts, reuse)
         except Exception as exc:  # recorded on the variant; the other variants go on
             status = queue.fail(job.id, owner, f"{type(exc).__name__}: {exc}")
             with ctx.tenant(job.business_id) as tenant:
@@ -165,11 +168,13 @@ def work(
                 )
             continue
         queue.complete(job.id, owner)
+        made += 1
         report = status_of(ctx, business_id, plan)
         on_variant(report.ready + report.failed, report.variants)
     report = status_of(ctx, business_id, plan)
     report.seconds = time.perf_counter() - began
     report.backgrounds = backgrounds
+    report.made = made
     return report
 
 
@@ -191,7 +196,7 @@ def _run_variants(tenant, plan: MatrixPlan, run: str) -> list[Variant]:
     ]
 
 
-def _make_frame(ctx, engine, business_id, variant_id, backgrounds, cutouts) -> None:
+def _make_frame(ctx, engine, business_id, variant_id, backgrounds, cutouts, reuse) -> None:
     with ctx.tenant(business_id) as tenant:
         variant = tenant.variants.get(variant_id)
         if tenant.variants.renders(variant_id):  # made before a crash, not yet marked ready
@@ -207,9 +212,9 @@ def _make_frame(ctx, engine, business_id, variant_id, backgrounds, cutouts) -> N
     audience = next(a for a in library.audiences(ctx, business_id) if a.id == audience_id)
     made = background(
         ctx, engine, business_id, geography, audience,
-        preset=preset, seed=seed, recipe=recipe, run=backgrounds,
+        preset=preset, seed=seed, recipe=recipe, run=backgrounds, reuse=reuse,
     )  # fmt: skip
-    if product_id not in cutouts:
+    if product_id not in cutouts or not reuse:
         photo = Image.open(product_path)  # its own alpha, if it has one, marks the product
         photo.load()
         cutouts[product_id] = engine.segmenter.cutout(photo)

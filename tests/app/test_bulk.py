@@ -66,7 +66,7 @@ def test_a_run_makes_each_variant_once_and_reuses_backgrounds(ctx, business_ids,
     )
     bulk.start(ctx, engine, business, plan)
     report = bulk.work(ctx, engine, business, plan, lease_s=5)
-    assert (report.variants, report.ready, report.failed) == (8, 4, 4)
+    assert (report.variants, report.ready, report.failed, report.made) == (8, 4, 4, 4)
     assert report.backgrounds.reuse_ratio >= 0.5  # 2 backgrounds made for 8 variants
     with ctx.tenant(business) as tenant:
         for variant in tenant.variants.list(good):
@@ -82,7 +82,7 @@ def test_a_run_makes_each_variant_once_and_reuses_backgrounds(ctx, business_ids,
     # Starting the same run again adds nothing and makes nothing.
     bulk.start(ctx, engine, business, plan)
     again = bulk.work(ctx, engine, business, plan, lease_s=5)
-    assert (again.variants, again.ready, again.backgrounds.asked) == (8, 4, 0)
+    assert (again.variants, again.ready, again.made, again.backgrounds.asked) == (8, 4, 0, 0)
 
 
 def test_a_killed_bulk_run_finishes_when_started_again(tmp_path, settings):
@@ -102,15 +102,17 @@ def test_a_killed_bulk_run_finishes_when_started_again(tmp_path, settings):
     env = spotforge_env(settings.data_dir)
 
     first = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    ready = _wait_for_ready(settings, business, spot, at_least=3, proc=first)
+    _wait_for_ready(settings, business, spot, at_least=3, proc=first)
     first.send_signal(signal.SIGKILL)
     first.wait(30)
+    ready = _ready(settings, business, spot)  # what the killed process left
     assert 3 <= ready < 12
 
     second = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
     assert second.returncode == 0, second.stderr
     report = json.loads(second.stdout.strip().splitlines()[-1])
     assert (report["variants"], report["ready"], report["failed"]) == (12, 12, 0)
+    assert report["made_now"] == 12 - ready  # the rerun made only what the kill left
     ctx = AppContext.open(settings)
     try:
         with ctx.tenant(business) as tenant:
@@ -124,17 +126,20 @@ def test_a_killed_bulk_run_finishes_when_started_again(tmp_path, settings):
         ctx.close()
 
 
-def _wait_for_ready(settings, business, spot, *, at_least: int, proc) -> int:
+def _ready(settings, business, spot) -> int:
+    ctx = AppContext.open(settings)
+    try:
+        with ctx.tenant(business) as tenant:
+            return sum(v.status is VariantStatus.READY for v in tenant.variants.list(spot))
+    finally:
+        ctx.close()
+
+
+def _wait_for_ready(settings, business, spot, *, at_least: int, proc) -> None:
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.stderr.read().decode()
-        ctx = AppContext.open(settings)
-        try:
-            with ctx.tenant(business) as tenant:
-                ready = sum(v.status is VariantStatus.READY for v in tenant.variants.list(spot))
-        finally:
-            ctx.close()
-        if ready >= at_least:
-            return ready
+        if _ready(settings, business, spot) >= at_least:
+            return
         time.sleep(0.2)
     raise AssertionError("the bulk run made too few variants in time")
