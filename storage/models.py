@@ -147,6 +147,8 @@ class Audience(Timestamps, Base):
     palette_hints: Mapped[list[Any]] = mapped_column(default=list)
     # The light of their backgrounds: day, golden or night.
     time_of_day: Mapped[str] = mapped_column(String(20), default="day", server_default="day")
+    offer_emphasis: Mapped[str] = mapped_column(String(40), default="", server_default="")
+    call_to_action: Mapped[str] = mapped_column(String(80), default="", server_default="")
 
 
 spot_product_assets = Table(

@@ -46,6 +46,8 @@ class AudienceView:
     tone: str
     palette_hints: tuple[str, ...]
     time_of_day: str
+    offer_emphasis: str
+    call_to_action: str
     builtin: bool
 
 
@@ -166,5 +168,7 @@ def _audience(row: Audience) -> AudienceView:
         row.tone,
         tuple(row.palette_hints),
         row.time_of_day,
+        row.offer_emphasis,
+        row.call_to_action,
         row.business_id is None,
     )
