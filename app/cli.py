@@ -509,6 +509,24 @@ def _engine(settings: Settings):
     )
 
 
+@cli.command()
+def demo(
+    out: Path = typer.Option(Path("demo"), "--out", help="Folder for everything the demo makes."),
+    finals: bool = typer.Option(True, help="--no-finals renders previews only (faster)."),
+) -> None:
+    """The whole journey offline: a business, a 15 s spot, 2 geographies x 2 audiences, each
+    variant's frame, preview and broadcast final with QC. Prints a JSON summary."""
+    import json
+
+    from app.services.demo import run_demo
+
+    tiers = ("preview", "final") if finals else ("preview",)
+    summary = run_demo(out, Settings(), tiers)
+    typer.echo(json.dumps(summary, indent=2))
+    if not summary["all_qc_passed"]:
+        raise typer.Exit(1)
+
+
 @cli.command("templates")
 def templates_list() -> None:
     """The spot templates: id, length, scenes, and what each is for."""

@@ -196,6 +196,49 @@ def _run_variants(tenant, plan: MatrixPlan, run: str) -> list[Variant]:
     ]
 
 
+def rerender_frame(
+    ctx: AppContext, engine: Engine, business_id: int, variant_id: int
+) -> Image.Image:
+    """The variant's frame made again from its stored parameters alone: the background
+    generated anew (no cache), the product cut out anew. On the CPU it equals the stored frame
+    bit for bit."""
+    with ctx.tenant(business_id) as tenant:
+        inputs = _inputs(tenant, tenant.variants.get(variant_id))
+    frame, _ = _frame(ctx, engine, business_id, inputs, BackgroundRun(), {}, reuse=False)
+    return frame
+
+
+def _inputs(tenant, variant: Variant) -> dict:
+    return {
+        "product_path": tenant.assets.path(int(variant.extra_params["product_asset_id"])),
+        "product_id": int(variant.extra_params["product_asset_id"]),
+        "frame": tuple(variant.extra_params["frame"]),
+        "preset": variant.model_id,
+        "recipe": variant.recipe,
+        "seed": variant.seed,
+        "geography_id": variant.geography_id,
+        "audience_id": variant.audience_id,
+    }
+
+
+def _frame(ctx, engine, business_id, inputs, backgrounds, cutouts, reuse):
+    geography_id, audience_id = inputs["geography_id"], inputs["audience_id"]
+    geography = next(g for g in library.geographies(ctx, business_id) if g.id == geography_id)
+    audience = next(a for a in library.audiences(ctx, business_id) if a.id == audience_id)
+    made = background(
+        ctx, engine, business_id, geography, audience, preset=inputs["preset"],
+        seed=inputs["seed"], recipe=inputs["recipe"], run=backgrounds, reuse=reuse,
+    )  # fmt: skip
+    product_id = inputs["product_id"]
+    if product_id not in cutouts or not reuse:
+        photo = Image.open(inputs["product_path"])  # its own alpha, if any, marks the product
+        photo.load()
+        cutouts[product_id] = engine.segmenter.cutout(photo)
+    with ctx.tenant(business_id) as tenant:
+        scene = Image.open(tenant.assets.path(made.asset_id))
+        return composite(scene, cutouts[product_id], inputs["frame"]).image, made
+
+
 def _make_frame(ctx, engine, business_id, variant_id, backgrounds, cutouts, reuse) -> None:
     with ctx.tenant(business_id) as tenant:
         variant = tenant.variants.get(variant_id)
@@ -203,27 +246,11 @@ def _make_frame(ctx, engine, business_id, variant_id, backgrounds, cutouts, reus
             tenant.variants.set_status(variant_id, VariantStatus.READY)
             return
         tenant.variants.set_status(variant_id, VariantStatus.RENDERING)
-        extra = dict(variant.extra_params)
-        product_id = int(extra["product_asset_id"])
-        product_path = tenant.assets.path(product_id)
-        preset, recipe, seed = variant.model_id, variant.recipe, variant.seed
-        geography_id, audience_id = variant.geography_id, variant.audience_id
-    geography = next(g for g in library.geographies(ctx, business_id) if g.id == geography_id)
-    audience = next(a for a in library.audiences(ctx, business_id) if a.id == audience_id)
-    made = background(
-        ctx, engine, business_id, geography, audience,
-        preset=preset, seed=seed, recipe=recipe, run=backgrounds, reuse=reuse,
-    )  # fmt: skip
-    if product_id not in cutouts or not reuse:
-        photo = Image.open(product_path)  # its own alpha, if it has one, marks the product
-        photo.load()
-        cutouts[product_id] = engine.segmenter.cutout(photo)
+        inputs = _inputs(tenant, variant)
+    frame, made = _frame(ctx, engine, business_id, inputs, backgrounds, cutouts, reuse)
+    png = io.BytesIO()
+    frame.save(png, format="PNG")
     with ctx.tenant(business_id) as tenant:
-        scene = Image.open(tenant.assets.path(made.asset_id))
-        width, height = extra["frame"]
-        frame = composite(scene, cutouts[product_id], (width, height)).image
-        png = io.BytesIO()
-        frame.save(png, format="PNG")
         asset = tenant.assets.add(png.getvalue(), f"variant-{variant_id}.png")
         tenant.variants.add_render(
             variant_id, tier=RenderTier.PREVIEW, asset_id=asset.id,

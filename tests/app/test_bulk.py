@@ -9,6 +9,7 @@ import signal
 import subprocess
 import time
 
+import numpy as np
 import pytest
 from PIL import Image
 from skimage import data
@@ -78,6 +79,15 @@ def test_a_run_makes_each_variant_once_and_reuses_backgrounds(ctx, business_ids,
         for variant in tenant.variants.list(empty):
             assert variant.status is VariantStatus.FAILED
             assert "no product was found" in variant.last_error
+
+    # Any frame is made again, bit for bit, from the variant's stored parameters alone.
+    with ctx.tenant(business) as tenant:
+        variant = tenant.variants.list(good)[-1]
+        stored = np.asarray(
+            Image.open(tenant.assets.path(tenant.variants.renders(variant.id)[0].asset_id))
+        )
+    again_frame = np.asarray(bulk.rerender_frame(ctx, engine, business, variant.id))
+    assert np.array_equal(stored, again_frame)
 
     # Starting the same run again adds nothing and makes nothing.
     bulk.start(ctx, engine, business, plan)

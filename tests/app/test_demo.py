@@ -1,0 +1,45 @@
+"""`spotforge demo`: the whole journey offline, finals that pass broadcast QC."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.app.conftest import SPOTFORGE, spotforge_env
+
+
+def test_the_demo_makes_every_variant_s_preview_and_final(tmp_path):
+    out = tmp_path / "demo"
+    done = subprocess.run(
+        [str(SPOTFORGE), "demo", "--out", str(out)],
+        env=spotforge_env(tmp_path / "elsewhere"),  # the demo keeps to its own folder
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads(done.stdout)
+    assert summary["all_qc_passed"] is True
+    variants = summary["variants"]
+    assert {(v["geography"], v["audience"]) for v in variants} == {
+        (g, a)
+        for g in ("San Francisco Bay Area", "Manhattan")
+        for a in ("Young runners", "Retirees")
+    }
+    for variant in variants:
+        assert Path(variant["frame"]).is_file()
+        for tier in ("preview", "final"):
+            assert Path(variant[tier]["file"]).stat().st_size > 100_000
+            report = json.loads(Path(variant[tier]["qc"]).read_text())
+            assert report["passed"] and report["spec"]
+    final = variants[0]["final"]["file"]
+    probe = subprocess.run(
+        ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
+         "stream=width,height:format=duration", "-of", "json", final],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    info = json.loads(probe.stdout)
+    assert (info["streams"][0]["width"], info["streams"][0]["height"]) == (1920, 1080)
+    assert abs(float(info["format"]["duration"]) - 15.0) < 0.05
+    assert not (tmp_path / "elsewhere").exists()
