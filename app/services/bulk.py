@@ -79,11 +79,11 @@ def start(ctx: AppContext, engine: Engine, business_id: int, plan: MatrixPlan) -
     revision = engine.revision(plan.preset)
     queue = JobQueue(ctx.db)
     with ctx.tenant(business_id) as tenant:
+        existing = {v.extra_params["matrix_key"] for v in tenant.variants.of_run(run)}
         for spot_id in plan.spot_ids:
             spot = tenant.campaigns.spot(spot_id)
             if not spot.product_assets:
                 raise ValueError(f"spot {spot_id} has no product photo to personalize")
-            existing = {v.extra_params.get("matrix_key") for v in tenant.variants.list(spot_id)}
             for g in plan.geographies:
                 for a in plan.audiences:
                     key = f"{run}:{spot_id}:{g.id}:{a.id}"
@@ -112,7 +112,7 @@ def start(ctx: AppContext, engine: Engine, business_id: int, plan: MatrixPlan) -
                         },
                     )
                     tenant.variants.create(spot_id, params, geography_id=g.id, audience_id=a.id)
-        pending = [v for v in _run_variants(tenant, plan, run) if v.status in UNFINISHED]
+        pending = [v for v in tenant.variants.of_run(run) if v.status in UNFINISHED]
         for variant in pending:
             if variant.status is VariantStatus.PLANNED:
                 tenant.variants.set_status(variant.id, VariantStatus.QUEUED)
@@ -181,19 +181,9 @@ def work(
 def status_of(ctx: AppContext, business_id: int, plan: MatrixPlan) -> RunReport:
     run = run_key(business_id, plan)
     with ctx.tenant(business_id) as tenant:
-        variants = _run_variants(tenant, plan, run)
-        counts = {s: sum(v.status is s for v in variants) for s in VariantStatus}
+        counts = tenant.variants.run_counts(run)  # one query, however large the run
     ready, failed = counts[VariantStatus.READY], counts[VariantStatus.FAILED]
-    return RunReport(run, len(variants), ready, failed, 0.0, BackgroundRun())
-
-
-def _run_variants(tenant, plan: MatrixPlan, run: str) -> list[Variant]:
-    return [
-        v
-        for spot_id in plan.spot_ids
-        for v in tenant.variants.list(spot_id)
-        if v.extra_params.get("run") == run
-    ]
+    return RunReport(run, sum(counts.values()), ready, failed, 0.0, BackgroundRun())
 
 
 def rerender_frame(

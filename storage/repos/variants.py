@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sqlalchemy import literal, select
+from sqlalchemy import func, literal, select
 
 from storage.models import (
     Asset,
@@ -99,6 +99,22 @@ class Variants:
             self._scope.select(Variant).where(Variant.spot_id == spot_id).order_by(Variant.id)
         )
 
+    def of_run(self, run: str) -> list[Variant]:
+        """The variants a bulk run made (`extra_params["run"]`), oldest first."""
+        return self._scope.all(self._scope.select(Variant).where(_in_run(run)).order_by(Variant.id))
+
+    def run_counts(self, run: str) -> dict[VariantStatus, int]:
+        """How many of a run's variants are in each status, counted by the database."""
+        query = (
+            self._scope.select(Variant)
+            .where(_in_run(run))
+            .with_only_columns(Variant.status, func.count())
+            .group_by(Variant.status)
+        )
+        counts = dict.fromkeys(VariantStatus, 0)
+        counts.update({status: n for status, n in self._scope.session.execute(query)})
+        return counts
+
     def set_status(
         self, variant_id: int, status: VariantStatus | str, error: str | None = None
     ) -> Variant:
@@ -174,3 +190,7 @@ class Variants:
             .order_by(tree.c.depth, Variant.id)
         )
         return list(self._scope.session.scalars(query))
+
+
+def _in_run(run: str):
+    return Variant.extra_params["run"].as_string() == run
