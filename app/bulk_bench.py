@@ -21,6 +21,7 @@ from skimage import data
 from app.config import Settings
 from app.services import AppContext, bulk, businesses, library
 from app.services.matrix import plan_matrix
+from app.services.spots import SAMPLE_COPY
 from engine import Engine
 
 
@@ -37,9 +38,10 @@ def setup(ctx: AppContext, creatives: int) -> tuple[int, list[int]]:
                 template_id="product-hero",
                 template_version="1",
                 duration_s=15,
+                copy={**SAMPLE_COPY, "headline": f"Fresh espresso, take {n + 1}"},
                 product_asset_ids=[asset.id],
             ).id
-            for _ in range(creatives)
+            for n in range(creatives)
         ]
     return business, spots
 
@@ -64,7 +66,7 @@ def run(data_dir: Path, args: argparse.Namespace, reuse: bool) -> dict:
         "variants": report.variants,
         "ready": report.ready,
         "backgrounds_made": report.backgrounds.asked - report.backgrounds.reused,
-        "reuse_ratio": round(report.backgrounds.reuse_ratio, 3),
+        "reuse_ratio": report.backgrounds.to_dict()["ratio"],
         "seconds": round(report.seconds, 1),
         "variants_per_minute": round(report.variants_per_minute, 1),
     }

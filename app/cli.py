@@ -38,8 +38,8 @@ def serve(
     host: str = typer.Option(None, help="Interface to bind (default from settings)."),
     port: int = typer.Option(None, help="Port (default from settings)."),
 ) -> None:
-    """Upgrade the database and serve the web app."""
-    from app.ui.web import serve as serve_web
+    """Upgrade the database and serve the web app (its worker makes what the pages ask for)."""
+    from app.ui.server import serve as serve_web
 
     ctx = _context()
     if host:
@@ -158,6 +158,7 @@ def generate(
 
     from PIL import Image
 
+    from app.services.context import open_engine
     from engine import REQUEST_TYPES, EngineError, Task
     from engine.media import save_result
 
@@ -198,7 +199,7 @@ def generate(
             raise _fail(f"cannot read {given[name]}: {exc}") from exc
     try:
         request = REQUEST_TYPES[kind](**fields)
-        with _engine(settings) as engine:
+        with open_engine(settings) as engine:
             result = engine.generate(request)
         paths = save_result(result.images, result.fps, out)
     except (EngineError, TypeError) as exc:
@@ -435,6 +436,7 @@ def bulk(
 
     from app.services import USER_ERRORS, library
     from app.services import bulk as bulk_runs
+    from app.services.context import open_engine
     from app.services.matrix import plan_matrix
     from engine import EngineError
 
@@ -443,7 +445,7 @@ def bulk(
     try:
         geographies = _ids_by_name(library.geographies(ctx, business), geography, "geography")
         audiences = _ids_by_name(library.audiences(ctx, business), audience, "audience")
-        with _engine(settings) as engine:
+        with open_engine(settings) as engine:
             plan = plan_matrix(
                 ctx, engine, business, spot, geographies, audiences,
                 preset=preset or settings.model, recipe=recipe, seed=seed,
@@ -469,22 +471,7 @@ def bulk(
         raise _fail(str(exc)) from exc
     finally:
         ctx.close()
-    typer.echo(
-        json.dumps(
-            {
-                "run": report.run,
-                "variants": report.variants,
-                "ready": report.ready,
-                "failed": report.failed,
-                "made_now": report.made,
-                "seconds": round(report.seconds, 2),
-                "variants_per_minute": round(report.variants_per_minute, 2),
-                "backgrounds_asked": report.backgrounds.asked,
-                "backgrounds_reused": report.backgrounds.reused,
-                "reuse_ratio": round(report.backgrounds.reuse_ratio, 3),
-            }
-        )
-    )
+    typer.echo(json.dumps(report.to_dict()))
 
 
 def _ids_by_name(views, names: list[str], what: str) -> list[int]:
@@ -493,20 +480,6 @@ def _ids_by_name(views, names: list[str], what: str) -> list[int]:
     if unknown:
         raise ValueError(f"unknown {what} {unknown[0]!r}; see the library for the names")
     return [by_name[n.lower()] for n in names]
-
-
-def _engine(settings: Settings):
-    from engine import Engine
-
-    return Engine(
-        device=settings.device,
-        dtype=settings.dtype,
-        model_dir=settings.resolved_model_dir,
-        segmentation_model=settings.segmentation_model,
-        max_batch=settings.engine_max_batch,
-        max_queued=settings.engine_max_queued,
-        compile_blocks=settings.compile,
-    )
 
 
 @cli.command()

@@ -36,6 +36,9 @@ class Settings(BaseSettings):
     )
     engine_max_batch: int = Field(4, ge=1, description="Largest batch of compatible requests.")
     engine_max_queued: int = Field(64, ge=1, description="Requests waiting before submit refuses.")
+    max_waiting_jobs: int = Field(
+        20_000, ge=1, description="Jobs one business may have waiting before new work is refused."
+    )
     host: str = "127.0.0.1"
     port: int = Field(7860, ge=1, le=65535)
 

@@ -13,6 +13,7 @@ import hashlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -51,8 +52,16 @@ class Segmenter:
         side = model_input.shape[-1]
         self._side = side if isinstance(side, int) else 320
         self.refinement = refinement
+        self._path = path
         self._masks: OrderedDict[bytes, Image.Image] = OrderedDict()
         self._lock = threading.Lock()
+
+    @cached_property
+    def identity(self) -> str:
+        """What this segmenter computes: its model file's hash and its refinement, so a stored
+        cut-out is found again only by a segmenter that would make the same one."""
+        weights = hashlib.sha256(self._path.read_bytes()).hexdigest()[:16]
+        return f"{self._path.stem}:{weights}:{self.refinement}"
 
     def mask(self, image: Image.Image) -> Image.Image:
         """The subject as an 8-bit mask at the image's size (255 = subject).

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from storage.database import Database
@@ -38,10 +38,13 @@ class JobQueue:
         idempotency_key: str | None = None,
         max_attempts: int = 3,
     ) -> int:
-        """Add a job and return its id; the same idempotency key returns the existing job."""
+        """Add a job and return its id; the same idempotency key returns the existing job (a
+        cancelled or failed one queued again, its attempts reset: asking again is trying
+        again)."""
         if idempotency_key is not None:
             existing = self._by_key(idempotency_key)
             if existing is not None:
+                self._revive(existing)
                 return existing
         try:
             with self._db.session() as session:
@@ -135,6 +138,71 @@ class JobQueue:
             last_error=error[:4000],
         )
         return status
+
+    def _revive(self, job_id: int) -> None:
+        with self._db.session() as session:
+            session.execute(
+                update(Job)
+                .where(Job.id == job_id, Job.status.in_((JobStatus.CANCELLED, JobStatus.FAILED)))
+                .values(status=JobStatus.QUEUED, attempts=0, run_after=self._now())
+                .execution_options(synchronize_session=False)
+            )
+
+    def failed(self, keys: list[str]) -> dict[str, str]:
+        """Of the jobs with these keys, the failed ones: key -> why."""
+        with self._db.session() as session:
+            rows = session.execute(
+                select(Job.idempotency_key, Job.last_error).where(
+                    Job.idempotency_key.in_(keys), Job.status == JobStatus.FAILED
+                )
+            )
+            return {key: error or "failed" for key, error in rows}
+
+    def ids(self, keys: list[str]) -> list[int]:
+        """The jobs with these idempotency keys."""
+        with self._db.session() as session:
+            return list(session.scalars(select(Job.id).where(Job.idempotency_key.in_(keys))))
+
+    def cancel(self, job_ids: list[int]) -> int:
+        """Withdraw the jobs no worker holds; a leased one finishes. Returns how many were."""
+        with self._db.session() as session:
+            result = session.execute(
+                update(Job)
+                .where(Job.id.in_(job_ids), Job.status == JobStatus.QUEUED)
+                .values(status=JobStatus.CANCELLED)
+                .execution_options(synchronize_session=False)
+            )
+            return result.rowcount
+
+    def position(self, job_id: int) -> int:
+        """How many waiting jobs run before this one (0: it is next, or running)."""
+        job = self.get(job_id)
+        if job.status is not JobStatus.QUEUED:
+            return 0
+        ahead = or_(
+            Job.priority > job.priority, and_(Job.priority == job.priority, Job.id < job.id)
+        )
+        with self._db.session() as session:
+            return session.scalar(select(func.count()).where(Job.status == JobStatus.QUEUED, ahead))
+
+    def waiting(self, business_id: int) -> int:
+        """Jobs of one business not yet done."""
+        with self._db.session() as session:
+            return session.scalar(
+                select(func.count()).where(
+                    Job.business_id == business_id,
+                    Job.status.in_((JobStatus.QUEUED, JobStatus.LEASED)),
+                )
+            )
+
+    def latest(self, key: str) -> Job | None:
+        """The newest job whose idempotency key is `key` or `key:<anything>` (a redo)."""
+        with self._db.session() as session:
+            return session.scalars(
+                select(Job)
+                .where(or_(Job.idempotency_key == key, Job.idempotency_key.startswith(f"{key}:")))
+                .order_by(Job.id.desc())
+            ).first()
 
     def get(self, job_id: int) -> Job:
         with self._db.session() as session:

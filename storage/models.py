@@ -87,6 +87,27 @@ class Business(Timestamps, Base):
     name: Mapped[str] = mapped_column(String(120))
 
 
+class User(Timestamps, Base):
+    """A person who signs in; each belongs to one business and sees only its data."""
+
+    __tablename__ = "users"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    business_id: Mapped[int] = _business_fk()
+    email: Mapped[str] = mapped_column(String(254), unique=True)  # stored lower-cased
+    password_hash: Mapped[str] = mapped_column(String(255))  # scrypt, with its salt and costs
+
+
+class UserSession(Base):
+    """A signed-in browser or API client. Only a hash of the token is stored."""
+
+    __tablename__ = "user_sessions"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column()
+
+
 class BrandKit(Timestamps, Base):
     __tablename__ = "brand_kits"
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -199,6 +220,7 @@ class VariantStatus(enum.StrEnum):
     READY = "ready"
     APPROVED = "approved"
     FAILED = "failed"
+    CANCELLED = "cancelled"  # its run was stopped before it was made
 
 
 class Variant(Timestamps, Base):
@@ -234,8 +256,9 @@ class Variant(Timestamps, Base):
 
 
 class RenderTier(enum.StrEnum):
-    PREVIEW = "preview"
-    FINAL = "final"
+    FRAME = "frame"  # a still: the variant's key frame, what a gallery shows
+    PREVIEW = "preview"  # the spot, small and watermarked, to see before paying
+    FINAL = "final"  # the broadcast file
 
 
 class Render(Base):
@@ -291,6 +314,7 @@ class JobStatus(enum.StrEnum):
     LEASED = "leased"
     DONE = "done"
     FAILED = "failed"  # out of attempts
+    CANCELLED = "cancelled"  # withdrawn before a worker took it
 
 
 class Job(Timestamps, Base):

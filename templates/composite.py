@@ -2,11 +2,15 @@
 
 What a small business sells must look exactly as photographed: the product's colours and
 printed text never pass through a diffusion model. The cut-out is scaled (in premultiplied
-alpha, so its edges take no dark fringe) and pasted back as it is; only a thin band along its
-outline is touched: its alpha feathered and its colour pulled toward the scene's light (light
-wrap), so the seam does not read as a sticker. A soft contact shadow grounds it.
+alpha, so its edges take no dark fringe) and pasted back nearly as it is: its colour is nudged
+toward the scene's light by at most `PRODUCT_TOLERANCE` levels per channel (enough to sit in the
+scene, too little to see as a different product). Only a thin band along its outline is touched
+more: its alpha feathered and its colour pulled toward the scene (light wrap), so the seam does
+not read as a sticker. A soft contact shadow grounds it.
+
 `CompositeResult.interior` is where the pixels are the product's own, which is what product
-fidelity is measured on.
+fidelity is measured on; `CompositeResult.layer` is the product with its shadow and edges as one
+transparent layer, for a renderer that moves the product over a moving scene.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageOps
+
+PRODUCT_TOLERANCE = 6  # most a product pixel's channel moves, in 8-bit levels, by harmonisation
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,7 @@ class CompositeResult:
     product: Image.Image  # RGBA, the cut-out as scaled and placed (before any edge work)
     box: tuple[int, int, int, int]  # where `product` sits in the frame
     interior: Image.Image  # L mask of the frame: 255 where the pixels are the product's own
+    layer: Image.Image  # RGBA at the frame's size: shadow and product, transparent elsewhere
 
 
 def composite(
@@ -41,6 +48,7 @@ def composite(
     edge_px: int = 2,
     light_wrap: float = 0.35,
     shadow_opacity: float = 0.35,
+    harmonise: float = 0.1,
 ) -> CompositeResult:
     """`cutout` is RGBA (alpha = the product); `background` is fitted to `size` (cropped, not
     stretched). Raises ValueError when the cut-out is empty or the placement leaves no room."""
@@ -53,8 +61,6 @@ def composite(
         raise ValueError("the product does not fit in the frame at this placement")
     box = (x, y, x + product.width, y + product.height)
 
-    if shadow_opacity > 0:
-        frame = _with_contact_shadow(frame, box, shadow_opacity)
     alpha = np.asarray(product.getchannel("A"), dtype=np.float32) / 255
     inner = _eroded(product.getchannel("A"), edge_px)
     band = np.clip(alpha - inner, 0, 1)  # the outline, where light wrap and feathering act
@@ -63,21 +69,35 @@ def composite(
     )
     feathered = np.maximum(feathered / 255 * (alpha > 0), inner)  # the interior stays opaque
 
-    under = np.asarray(frame.crop(box), dtype=np.float32)
+    under = frame.crop(box)
     colour = np.asarray(product.convert("RGB"), dtype=np.float32)
+    colour = colour + _harmonising_shift(colour, alpha, np.asarray(under), harmonise)
     scene_light = np.asarray(
-        frame.crop(box).filter(ImageFilter.GaussianBlur(max(2, product.width // 8))),
-        dtype=np.float32,
+        under.filter(ImageFilter.GaussianBlur(max(2, product.width // 8))), dtype=np.float32
     )
     wrap = (light_wrap * band)[..., None]
     colour = colour * (1 - wrap) + scene_light * wrap
-    a = feathered[..., None]
-    region = np.where(inner[..., None] > 0, colour, colour * a + under * (1 - a))
-    frame.paste(Image.fromarray(np.clip(region + 0.5, 0, 255).astype(np.uint8)), box[:2])
+    rgba = np.dstack([colour, feathered * 255])
+    layer = _contact_shadow(size, box, shadow_opacity)
+    layer.alpha_composite(Image.fromarray(np.clip(rgba + 0.5, 0, 255).astype(np.uint8)), box[:2])
+    out = frame.convert("RGBA")
+    out.alpha_composite(layer)
 
     interior = Image.new("L", size, 0)
     interior.paste(Image.fromarray((inner * 255).astype(np.uint8)), box[:2])
-    return CompositeResult(frame, product, box, interior)
+    return CompositeResult(out.convert("RGB"), product, box, interior, layer)
+
+
+def _harmonising_shift(
+    colour: np.ndarray, alpha: np.ndarray, scene: np.ndarray, strength: float
+) -> np.ndarray:
+    """One offset per channel moving the product's mean a little toward the scene's, so a warm
+    evening or a cool street tints it as real light would; bounded by PRODUCT_TOLERANCE."""
+    weight = alpha[..., None]
+    product_mean = (colour * weight).sum((0, 1)) / max(weight.sum(), 1.0)
+    scene_mean = scene.reshape(-1, 3).astype(np.float32).mean(0)
+    shift = strength * (scene_mean - product_mean)
+    return np.clip(np.round(shift), -PRODUCT_TOLERANCE, PRODUCT_TOLERANCE)
 
 
 def _fitted_background(background: Image.Image, size: tuple[int, int]) -> Image.Image:
@@ -112,17 +132,20 @@ def _eroded(alpha: Image.Image, px: int) -> np.ndarray:
     return (np.asarray(solid) > 0).astype(np.float32)
 
 
-def _with_contact_shadow(
-    frame: Image.Image, box: tuple[int, int, int, int], opacity: float
+def _contact_shadow(
+    size: tuple[int, int], box: tuple[int, int, int, int], opacity: float
 ) -> Image.Image:
-    """A soft dark ellipse where the product meets the ground."""
+    """A transparent layer with a soft dark ellipse where the product meets the ground."""
     left, _, right, bottom = box
     width = right - left
     depth = max(2, round(width * 0.12))
-    shade = Image.new("L", frame.size, 0)
-    ImageDraw.Draw(shade).ellipse(
-        (left + width * 0.05, bottom - depth / 2, right - width * 0.05, bottom + depth / 2),
-        fill=round(255 * opacity),
-    )
-    shade = shade.filter(ImageFilter.GaussianBlur(max(1, depth / 2)))
-    return Image.composite(Image.new("RGB", frame.size, (0, 0, 0)), frame, shade)
+    shade = Image.new("L", size, 0)
+    if opacity > 0:
+        ImageDraw.Draw(shade).ellipse(
+            (left + width * 0.05, bottom - depth / 2, right - width * 0.05, bottom + depth / 2),
+            fill=round(255 * opacity),
+        )
+        shade = shade.filter(ImageFilter.GaussianBlur(max(1, depth / 2)))
+    layer = Image.new("RGBA", size, (0, 0, 0, 0))
+    layer.putalpha(shade)
+    return layer

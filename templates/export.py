@@ -17,7 +17,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
-from moviepy import VideoClip, concatenate_videoclips
+from moviepy import VideoClip, VideoFileClip, concatenate_videoclips
 from PIL import Image, ImageDraw, ImageFont
 
 from templates import audio, qc
@@ -133,6 +133,29 @@ def render(
     timings["qc"] = time.perf_counter() - t0
     timings["total"] = time.perf_counter() - started
     return Export(out, tier.name, report, timings, frames)
+
+
+def scene_stills(
+    storyboard: Storyboard, visuals: dict[int, Still | Clip], size: tuple[int, int]
+) -> list[Image.Image]:
+    """Each scene as it looks halfway through, copy and logo included: storyboard and template
+    thumbnails, drawn by the same code as the video. A scene without its visual shows the
+    brand card in its place."""
+    stills = []
+    for scene in storyboard.scenes:
+        visual = visuals.get(scene.index)
+        if visual is None:
+            visual = Still(brand_card(storyboard.brief.brand, size, seed=scene.index))
+        picture = _scene_picture(scene, visual, storyboard, size, 0.0)
+        stills.append(picture(scene.duration / 2))
+    return stills
+
+
+def frames_at(video: Path, times: list[float]) -> list[Image.Image]:
+    """Pictures of a rendered spot at these times (seconds): its scene thumbnails."""
+    with VideoFileClip(str(video), audio=False) as clip:
+        last = max(clip.duration - 1 / FPS, 0.0)
+        return [Image.fromarray(clip.get_frame(min(max(t, 0.0), last))) for t in times]
 
 
 def _timeline(storyboard: Storyboard, visuals, size) -> VideoClip:

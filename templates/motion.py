@@ -2,7 +2,9 @@
 clips retimed to the broadcast frame rate.
 
 Each returns `frame(t) -> PIL image` at the output size. Every scene moves a little, so no two
-consecutive frames of a spot are identical (a broadcast QC rule).
+consecutive frames of a spot are identical (a broadcast QC rule). A product is placed by
+`templates.composite`, so a spot shows it as the stills do: its own pixels, a feathered outline
+and a contact shadow.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageOps
 
+from templates.composite import Placement, composite
 from templates.spec import Motion
 
 Frame = Callable[[float], Image.Image]
 MIN_DRIFT = 0.02  # even a "still" zooms 2 % over its scene
+PRODUCT = Placement(height=0.62, base_y=0.94)  # a product stands large, just above the bottom
 
 
 @dataclass(frozen=True)
@@ -51,36 +55,33 @@ def animate(visual: Still | Clip, motion: Motion, duration: float, size: tuple[i
     subject = visual.subject
     if subject is not None and motion.type != "parallax":
         # Without parallax the product is part of the picture and moves with it.
-        layer = base.convert("RGBA")
-        layer.alpha_composite(*_placed(subject, base.size, 0.62 * zoom * size[1], 0.0))
-        base = layer.convert("RGB")
+        base = composite(base, subject, base.size, PRODUCT).image
     if motion.type == "pan":
         return _pan(base, size, max(z_from, 1.06), motion.pan, duration)
     background = _zoom(base, size, z_from, z_to, duration)
     if motion.type != "parallax" or subject is None:
         return background
+    # The product, its edges and shadow made once over the scene's first frame, then moved.
+    layer = composite(background(0.0), subject, size, PRODUCT).layer
+    bounds = layer.getbbox()
+    assert bounds is not None  # composite refuses an empty cut-out
+    layer = layer.crop(bounds)
+    anchor_x, anchor_y = size[0] / 2, PRODUCT.base_y * size[1]
 
     def frame(t: float) -> Image.Image:
-        # The subject grows and drifts faster than the scene behind it: depth from a photo.
+        # The product grows and drifts faster than the scene behind it: depth from a photo.
         k = ease(t / duration)
-        out = background(t).convert("RGBA")
-        out.alpha_composite(*_placed(subject, size, (0.62 + 0.08 * k) * size[1], 0.5 - k))
-        return out.convert("RGB")
+        scale = 1 + 0.08 * k / PRODUCT.height
+        moved = layer.resize(
+            (round(layer.width * scale), round(layer.height * scale)), Image.Resampling.BILINEAR
+        )
+        x = anchor_x + (0.5 - k) * 0.04 * size[0] - (anchor_x - bounds[0]) * scale
+        y = anchor_y - (anchor_y - bounds[1]) * scale
+        out = background(t)
+        out.paste(moved, (round(x), round(y)), moved)  # clipped at the frame's edges
+        return out
 
     return frame
-
-
-def _placed(subject: Image.Image, size, height: float, drift: float):
-    """The subject scaled to `height`, centred (shifted by `drift` x 4 % of the width) and
-    standing 6 % above the bottom: (image, position) for alpha_composite."""
-    scale = height / subject.height
-    fg = subject.resize(
-        (max(1, round(subject.width * scale)), max(1, round(subject.height * scale))),
-        Image.Resampling.BILINEAR,
-    )
-    x = round((size[0] - fg.width) / 2 + drift * 0.04 * size[0])
-    y = size[1] - fg.height - round(0.06 * size[1])
-    return fg, (x, max(0, y))
 
 
 def _cover(image: Image.Image, size: tuple[int, int], zoom: float) -> Image.Image:

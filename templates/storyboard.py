@@ -5,6 +5,7 @@ engine)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -57,7 +58,8 @@ class VisualNeed(BaseModel):
 
 class Scene(BaseModel):
     model_config = ConfigDict(frozen=True)
-    index: int
+    index: int  # its place in the spot
+    origin: int  # its place in the template (a storyboard may reorder the scenes)
     kind: str
     start: float
     duration: float
@@ -85,17 +87,27 @@ class CopyError(ValueError):
     """Copy that does not fit the template: too long, or missing where required."""
 
 
-def build_storyboard(template: Template, brief: Brief) -> Storyboard:
+def build_storyboard(
+    template: Template, brief: Brief, order: Sequence[int] | None = None
+) -> Storyboard:
+    """`order` puts the template's scenes (0-based) in another order, each once. The scene that
+    opens the spot then cuts in, and a crossfade longer than a new neighbour becomes a cut."""
+    specs = _ordered(template, order)
     problems: list[str] = []
     scenes: list[Scene] = []
     start = 0.0
-    for index, spec in enumerate(template.scenes):
+    for index, (origin, spec) in enumerate(specs):
         copy = _fill(spec, brief, index, problems)
+        transition = spec.transition
+        before = specs[index - 1][1].duration if index else 0.0
+        if transition.type == "crossfade" and not transition.duration < min(spec.duration, before):
+            transition = Transition()
         if spec.qr and not brief.cta_url:
             problems.append(f"scene {index + 1} ({spec.kind}) shows a QR code: give a cta_url")
         scenes.append(
             Scene(
                 index=index,
+                origin=origin,
                 kind=spec.kind,
                 start=round(start, 6),
                 duration=spec.duration,
@@ -108,7 +120,7 @@ def build_storyboard(template: Template, brief: Brief) -> Storyboard:
                     ),
                 ),
                 motion=spec.motion,
-                transition=spec.transition,
+                transition=transition,
                 copy_text=copy,
                 slots=spec.text,
                 logo=spec.logo,
@@ -127,6 +139,18 @@ def build_storyboard(template: Template, brief: Brief) -> Storyboard:
         brief=brief,
         scenes=scenes,
     )
+
+
+def _ordered(template: Template, order: Sequence[int] | None) -> list[tuple[int, SceneSpec]]:
+    count = len(template.scenes)
+    if order is None:
+        return list(enumerate(template.scenes))
+    if sorted(order) != list(range(count)):
+        raise ValueError(
+            f"a scene order names each of the {count} scenes once, "
+            f"1 to {count}; got {[i + 1 for i in order]}"
+        )
+    return [(i, template.scenes[i]) for i in order]
 
 
 def _fill(spec: SceneSpec, brief: Brief, index: int, problems: list[str]) -> dict[str, str]:

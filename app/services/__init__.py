@@ -9,4 +9,13 @@ from storage.errors import StorageError
 
 USER_ERRORS: tuple[type[Exception], ...] = (StorageError, ValueError)
 
-__all__ = ["USER_ERRORS", "AppContext"]
+
+def user_errors() -> tuple[type[Exception], ...]:
+    """USER_ERRORS and the engine's own (a missing model, a full engine queue). It imports the
+    engine, so it is for processes that generate."""
+    from engine.errors import EngineError
+
+    return (*USER_ERRORS, EngineError)
+
+
+__all__ = ["USER_ERRORS", "AppContext", "user_errors"]

@@ -7,8 +7,10 @@ the job is taken again, and a variant that was finished is never made twice (its
 looked up first). A failure is recorded on the variant and retried with backoff; once out of
 attempts the variant stays failed and the others go on.
 
-What a variant makes today is its frame: the spot's product photo cut out and composited on
-the geography's background (`templates.composite`), stored as the variant's preview render.
+Lineage: each spot has a base variant, the creative as briefed (the product on the brief's own
+setting); every personalized variant is its child. What a variant makes here is its frame: the
+spot's product photo cut out and composited on the variant's background (`templates.composite`),
+stored as the variant's first render; whole spots are rendered on demand (`renders`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,23 +25,26 @@ from typing import TYPE_CHECKING
 
 from PIL import Image
 
-from app.services import library
-from app.services.backgrounds import BackgroundRun, background, background_request
+from app.services import spots
+from app.services.audience_copy import adapt
+from app.services.backgrounds import Background, background, background_request, stored_request
+from app.services.cutouts import cutout
+from app.services.jobs import Tallies, ensure_room, owner_name, work_one
 from app.services.matrix import MatrixPlan
+from app.services.results_cache import Reuse
 from engine import Engine
-from engine.loading import preset_for
-from engine.version import ENGINE_VERSION
 from storage.jobs import JobQueue
-from storage.models import RenderTier, Variant, VariantStatus
+from storage.models import Job, RenderTier, VariantStatus
 from storage.repos.variants import GenerationParams
 from templates.composite import composite
+from templates.spec import load_template
 
 if TYPE_CHECKING:
     from app.services.context import AppContext
 
 KIND = "variant-frame"
-FRAME = (1280, 720)
 UNFINISHED = (VariantStatus.PLANNED, VariantStatus.QUEUED, VariantStatus.RENDERING)
+TO_MAKE = (*UNFINISHED, VariantStatus.CANCELLED)  # starting a run again resumes a cancelled one
 
 
 @dataclass
@@ -50,12 +54,32 @@ class RunReport:
     ready: int
     failed: int
     seconds: float
-    backgrounds: BackgroundRun
-    made: int = 0  # variants this call finished (a resumed run made only the rest)
+    backgrounds: Reuse
+    cutouts: Reuse
+    made: int = 0  # variants this call made ready (a resumed run made only the rest)
+    cancelled: int = 0
+
+    @property
+    def finished(self) -> bool:
+        return self.ready + self.failed + self.cancelled == self.variants
 
     @property
     def variants_per_minute(self) -> float:
         return 60 * self.made / self.seconds if self.seconds else 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            "run": self.run,
+            "variants": self.variants,
+            "ready": self.ready,
+            "failed": self.failed,
+            "cancelled": self.cancelled,
+            "made_now": self.made,
+            "seconds": round(self.seconds, 2),
+            "variants_per_minute": round(self.variants_per_minute, 2),
+            "backgrounds": self.backgrounds.to_dict(),
+            "cutouts": self.cutouts.to_dict(),
+        }
 
 
 def run_key(business_id: int, plan: MatrixPlan) -> str:
@@ -75,15 +99,29 @@ def start(ctx: AppContext, engine: Engine, business_id: int, plan: MatrixPlan) -
     """Persist the run's variants and jobs; a run started again returns the same key and adds
     nothing. Every spot must have a product photo."""
     run = run_key(business_id, plan)
-    preset = preset_for(plan.preset)
     revision = engine.revision(plan.preset)
     queue = JobQueue(ctx.db)
     with ctx.tenant(business_id) as tenant:
+        made = sum(v.status not in TO_MAKE for v in tenant.variants.of_run(run))
+    ensure_room(ctx, business_id, plan.variants - made + len(plan.spot_ids))  # before any row
+    bases = {
+        spot_id: spots.base_variant(
+            ctx, engine, business_id, spot_id, preset=plan.preset, recipe=plan.recipe
+        )
+        for spot_id in plan.spot_ids
+    }
+    with ctx.tenant(business_id) as tenant:
         existing = {v.extra_params["matrix_key"] for v in tenant.variants.of_run(run)}
+        pending = []
         for spot_id in plan.spot_ids:
             spot = tenant.campaigns.spot(spot_id)
             if not spot.product_assets:
                 raise ValueError(f"spot {spot_id} has no product photo to personalize")
+            base = tenant.variants.get(bases[spot_id])
+            failed = base.status is VariantStatus.FAILED
+            if not failed and not tenant.variants.frames([base.id]):  # its key frame, too
+                pending.append(base)
+            brief, template = spots.brief_of(spot.copy), load_template(spot.template_id)
             for g in plan.geographies:
                 for a in plan.audiences:
                     key = f"{run}:{spot_id}:{g.id}:{a.id}"
@@ -92,39 +130,56 @@ def start(ctx: AppContext, engine: Engine, business_id: int, plan: MatrixPlan) -
                     request = background_request(
                         g, a, preset=plan.preset, seed=plan.seed, recipe=plan.recipe
                     )
-                    params = GenerationParams(
-                        model_id=preset.id,
-                        model_revision=revision,
-                        task=request.task.value,
-                        prompt=request.prompt,
-                        seed=plan.seed,
-                        steps=preset.steps,
-                        guidance=preset.guidance,
-                        width=preset.width,
-                        height=preset.height,
-                        recipe=plan.recipe,
-                        engine_version=ENGINE_VERSION,
-                        extra={
-                            "matrix_key": key,
-                            "run": run,
-                            "product_asset_id": spot.product_assets[0].id,
-                            "frame": list(FRAME),
-                        },
+                    copy = adapt(brief, a, template)
+                    extra = {"matrix_key": key, "run": run, **spots.variant_inputs(spot, copy)}
+                    tenant.variants.create(
+                        spot_id,
+                        spots.generation_params(request, revision, extra),
+                        geography_id=g.id,
+                        audience_id=a.id,
+                        parent_id=base.id,
                     )
-                    tenant.variants.create(spot_id, params, geography_id=g.id, audience_id=a.id)
-        pending = [v for v in tenant.variants.of_run(run) if v.status in UNFINISHED]
+        pending += [v for v in tenant.variants.of_run(run) if v.status in TO_MAKE]
         for variant in pending:
-            if variant.status is VariantStatus.PLANNED:
+            if variant.status in (VariantStatus.PLANNED, VariantStatus.CANCELLED):
                 tenant.variants.set_status(variant.id, VariantStatus.QUEUED)
-        pending_ids = [v.id for v in pending]
+    pending_ids = [v.id for v in pending]
     for variant_id in pending_ids:  # the same key again returns the job already there
-        queue.enqueue(
-            KIND,
-            {"variant_id": variant_id},
-            business_id=business_id,
-            idempotency_key=f"variant-frame:{variant_id}",
-        )
+        queue.enqueue(KIND, {"variant_id": variant_id}, business_id=business_id,
+                      idempotency_key=_job_key(variant_id))  # fmt: skip
     return run
+
+
+def cancel(ctx: AppContext, business_id: int, run: str) -> RunReport:
+    """Stop a run: its variants not yet started are withdrawn (and marked cancelled); the one a
+    worker is making finishes. Starting the run again makes the rest."""
+    with ctx.tenant(business_id) as tenant:
+        waiting = [v.id for v in tenant.variants.of_run(run) if v.status in UNFINISHED]
+    queue = JobQueue(ctx.db)
+    withdrawn = set()
+    for job_id in queue.ids([_job_key(v) for v in waiting]):
+        if queue.cancel([job_id]):
+            withdrawn.add(int(queue.get(job_id).payload["variant_id"]))
+    with ctx.tenant(business_id) as tenant:
+        for variant_id in withdrawn:
+            tenant.variants.set_status(variant_id, VariantStatus.CANCELLED, "the run was stopped")
+    return run_status(ctx, business_id, run)
+
+
+class FrameHandler:
+    """Makes a variant's frame (the `variant-frame` job)."""
+
+    def __init__(self, reuse: bool = True):
+        self.reuse = reuse  # False: every background and cut-out made anew (to measure reuse)
+
+    def run(self, ctx: AppContext, engine: Engine, job: Job, tallies: Tallies) -> None:
+        variant_id = int(job.payload["variant_id"])
+        _make_frame(ctx, engine, job.business_id, variant_id, tallies, self.reuse)
+
+    def failed(self, ctx: AppContext, job: Job, error: str, final: bool) -> None:
+        with ctx.tenant(job.business_id) as tenant:
+            status = VariantStatus.FAILED if final else VariantStatus.QUEUED
+            tenant.variants.set_status(int(job.payload["variant_id"]), status, error)
 
 
 def work(
@@ -140,50 +195,57 @@ def work(
 ) -> RunReport:
     """Work through the run's jobs until every variant is ready or failed; report the run.
     Jobs leased by a worker that died are taken again once their lease expires."""
-    owner = owner or f"{os.uname().nodename}:{os.getpid()}"
-    queue = JobQueue(ctx.db)
-    backgrounds = BackgroundRun()
-    cutouts: dict[int, Image.Image] = {}
-    made = 0
+    owner = owner or owner_name("bulk")
+    handlers = {KIND: FrameHandler(reuse)}
+    tallies = Tallies()
+    ready_before = status_of(ctx, business_id, plan).ready
     began = time.perf_counter()
     while True:
-        job = queue.lease(owner, lease_s, kinds=(KIND,))
-        if job is None:
-            report = status_of(ctx, business_id, plan)
-            if report.ready + report.failed == report.variants:
-                break
-            time.sleep(min(1.0, lease_s / 4))  # a dead worker's lease, or a retry's backoff
-            continue
-        variant_id = int(job.payload["variant_id"])
-        try:
-            _make_frame(ctx, engine, job.business_id, variant_id, backgrounds, cutouts, reuse)
-        except Exception as exc:  # recorded on the variant; the other variants go on
-            status = queue.fail(job.id, owner, f"{type(exc).__name__}: {exc}")
-            with ctx.tenant(job.business_id) as tenant:
-                failed = status.value == "failed"
-                tenant.variants.set_status(
-                    variant_id,
-                    VariantStatus.FAILED if failed else VariantStatus.QUEUED,
-                    f"{type(exc).__name__}: {exc}",
-                )
-            continue
-        queue.complete(job.id, owner)
-        made += 1
+        job = work_one(ctx, engine, handlers, owner=owner, lease_s=lease_s, tallies=tallies)
         report = status_of(ctx, business_id, plan)
-        on_variant(report.ready + report.failed, report.variants)
-    report = status_of(ctx, business_id, plan)
+        if job is not None:
+            on_variant(report.ready + report.failed, report.variants)
+        elif report.finished:
+            break
+        else:
+            reconcile(ctx, business_id, report.run)
+            time.sleep(min(1.0, lease_s / 4))  # a dead worker's lease, or a retry's backoff
     report.seconds = time.perf_counter() - began
-    report.backgrounds = backgrounds
-    report.made = made
+    report.backgrounds, report.cutouts = tallies.backgrounds, tallies.cutouts
+    report.made = report.ready - ready_before
     return report
 
 
+def reconcile(ctx: AppContext, business_id: int, run: str) -> None:
+    """Mark failed the variants whose job the queue gave up on without a worker reporting it
+    (its workers kept dying), so the run can finish."""
+    with ctx.tenant(business_id) as tenant:
+        waiting = {
+            _job_key(v.id): v.id for v in tenant.variants.of_run(run) if v.status in UNFINISHED
+        }
+    if not waiting:
+        return
+    gave_up = JobQueue(ctx.db).failed(list(waiting))
+    with ctx.tenant(business_id) as tenant:
+        for key, error in gave_up.items():
+            tenant.variants.set_status(waiting[key], VariantStatus.FAILED, error)
+
+
 def status_of(ctx: AppContext, business_id: int, plan: MatrixPlan) -> RunReport:
-    run = run_key(business_id, plan)
+    return run_status(ctx, business_id, run_key(business_id, plan))
+
+
+def run_status(ctx: AppContext, business_id: int, run: str) -> RunReport:
     with ctx.tenant(business_id) as tenant:
         counts = tenant.variants.run_counts(run)  # one query, however large the run
-    ready, failed = counts[VariantStatus.READY], counts[VariantStatus.FAILED]
-    return RunReport(run, sum(counts.values()), ready, failed, 0.0, BackgroundRun())
+    ready = counts[VariantStatus.READY] + counts[VariantStatus.APPROVED]
+    failed, cancelled = counts[VariantStatus.FAILED], counts[VariantStatus.CANCELLED]
+    total = sum(counts.values())
+    return RunReport(run, total, ready, failed, 0.0, Reuse(), Reuse(), cancelled=cancelled)
+
+
+def _job_key(variant_id: int) -> str:
+    return f"{KIND}:{variant_id}"
 
 
 def rerender_frame(
@@ -193,57 +255,41 @@ def rerender_frame(
     generated anew (no cache), the product cut out anew. On the CPU it equals the stored frame
     bit for bit."""
     with ctx.tenant(business_id) as tenant:
-        inputs = _inputs(tenant, tenant.variants.get(variant_id))
-    frame, _ = _frame(ctx, engine, business_id, inputs, BackgroundRun(), {}, reuse=False)
+        params = GenerationParams.of(tenant.variants.get(variant_id))
+    frame, _ = _frame(ctx, engine, business_id, params, Tallies(), reuse=False)
     return frame
 
 
-def _inputs(tenant, variant: Variant) -> dict:
-    return {
-        "product_path": tenant.assets.path(int(variant.extra_params["product_asset_id"])),
-        "product_id": int(variant.extra_params["product_asset_id"]),
-        "frame": tuple(variant.extra_params["frame"]),
-        "preset": variant.model_id,
-        "recipe": variant.recipe,
-        "seed": variant.seed,
-        "geography_id": variant.geography_id,
-        "audience_id": variant.audience_id,
-    }
-
-
-def _frame(ctx, engine, business_id, inputs, backgrounds, cutouts, reuse):
-    geography_id, audience_id = inputs["geography_id"], inputs["audience_id"]
-    geography = next(g for g in library.geographies(ctx, business_id) if g.id == geography_id)
-    audience = next(a for a in library.audiences(ctx, business_id) if a.id == audience_id)
-    made = background(
-        ctx, engine, business_id, geography, audience, preset=inputs["preset"],
-        seed=inputs["seed"], recipe=inputs["recipe"], run=backgrounds, reuse=reuse,
-    )  # fmt: skip
-    product_id = inputs["product_id"]
-    if product_id not in cutouts or not reuse:
-        photo = Image.open(inputs["product_path"])  # its own alpha, if any, marks the product
-        photo.load()
-        cutouts[product_id] = engine.segmenter.cutout(photo)
+def _frame(
+    ctx, engine, business_id, params: GenerationParams, tallies: Tallies, reuse: bool
+) -> tuple[Image.Image, Background]:
+    request = stored_request(params)
+    made = background(ctx, engine, business_id, request, tally=tallies.backgrounds, reuse=reuse)
+    product_id = int(params.extra["product_asset_id"])
+    product = cutout(ctx, engine, business_id, product_id, tally=tallies.cutouts, reuse=reuse)
     with ctx.tenant(business_id) as tenant:
         scene = Image.open(tenant.assets.path(made.asset_id))
-        return composite(scene, cutouts[product_id], inputs["frame"]).image, made
+        return composite(scene, product, tuple(params.extra["frame"])).image, made
 
 
-def _make_frame(ctx, engine, business_id, variant_id, backgrounds, cutouts, reuse) -> None:
+def _make_frame(ctx, engine, business_id, variant_id, tallies: Tallies, reuse: bool) -> None:
     with ctx.tenant(business_id) as tenant:
         variant = tenant.variants.get(variant_id)
-        if tenant.variants.renders(variant_id):  # made before a crash, not yet marked ready
+        made = tenant.variants.renders(variant_id)
+        if any(r.tier is RenderTier.FRAME for r in made):  # made before a crash, not marked
             tenant.variants.set_status(variant_id, VariantStatus.READY)
             return
         tenant.variants.set_status(variant_id, VariantStatus.RENDERING)
-        inputs = _inputs(tenant, variant)
-    frame, made = _frame(ctx, engine, business_id, inputs, backgrounds, cutouts, reuse)
+        params = GenerationParams.of(variant)
+    frame, made = _frame(ctx, engine, business_id, params, tallies, reuse)
     png = io.BytesIO()
     frame.save(png, format="PNG")
     with ctx.tenant(business_id) as tenant:
-        asset = tenant.assets.add(png.getvalue(), f"variant-{variant_id}.png")
-        tenant.variants.add_render(
-            variant_id, tier=RenderTier.PREVIEW, asset_id=asset.id,
-            timings={"background_reused": float(made.reused)},
-        )  # fmt: skip
+        # A worker too slow for its lease may find the job's next holder was quicker.
+        if not tenant.variants.frames([variant_id]):
+            asset = tenant.assets.add(png.getvalue(), f"variant-{variant_id}.png")
+            tenant.variants.add_render(
+                variant_id, tier=RenderTier.FRAME, asset_id=asset.id,
+                timings={"background_reused": float(made.reused)},
+            )  # fmt: skip
         tenant.variants.set_status(variant_id, VariantStatus.READY)

@@ -53,3 +53,29 @@ def _campaign_view(campaign: Campaign) -> CampaignView:
     return CampaignView(
         campaign.id, campaign.name, campaign.objective, campaign.status.value, campaign.created_at
     )
+
+
+def duplicate_campaign(ctx: AppContext, business_id: int, campaign_id: int) -> CampaignView:
+    """A new campaign with the same spots (brief, template, photos), ready for new variants."""
+    with ctx.tenant(business_id) as tenant:
+        original = tenant.campaigns.get(campaign_id)
+        name = f"{original.name[:110]} (copy)"
+        duplicate = tenant.campaigns.create(name, original.objective)
+        for spot in tenant.campaigns.spots(campaign_id):
+            tenant.campaigns.create_spot(
+                duplicate.id,
+                template_id=spot.template_id,
+                template_version=spot.template_version,
+                duration_s=spot.duration_s,
+                copy=dict(spot.copy),
+                product_asset_ids=[a.id for a in spot.product_assets],
+            )
+        return _campaign_view(duplicate)
+
+
+def first_spot(ctx: AppContext, business_id: int, campaign_id: int) -> int:
+    with ctx.tenant(business_id) as tenant:
+        found = tenant.campaigns.spots(campaign_id)
+        if not found:
+            raise ValueError("this campaign has no spot yet; make one from a brief")
+        return found[0].id

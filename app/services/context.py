@@ -1,14 +1,18 @@
-"""The process-wide handles a use case needs: the database and the asset store."""
+"""The process-wide handles a use case needs: the database, the asset store and the engine."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from app.config import Settings
 from app.services.library import install_builtins
 from storage import AssetStore, Database, Tenant
+
+if TYPE_CHECKING:
+    from engine import Engine
 
 
 @dataclass
@@ -36,3 +40,20 @@ class AppContext:
 
     def close(self) -> None:
         self.db.dispose()
+
+
+def open_engine(settings: Settings, **overrides) -> Engine:
+    """The engine as the settings configure it (device, dtype, weights, segmentation model,
+    batching, compilation); `overrides` for a caller that knows better, e.g. max_batch=1."""
+    from engine import Engine  # torch loads only for commands that generate
+
+    options = {
+        "device": settings.device,
+        "dtype": settings.dtype,
+        "model_dir": settings.resolved_model_dir,
+        "segmentation_model": settings.segmentation_model,
+        "max_batch": settings.engine_max_batch,
+        "max_queued": settings.engine_max_queued,
+        "compile_blocks": settings.compile,
+    }
+    return Engine(**{**options, **overrides})

@@ -15,21 +15,12 @@ from skimage import data
 
 from app.config import Settings
 from app.services import bulk, businesses, library
-from app.services.context import AppContext
+from app.services.context import AppContext, open_engine
 from app.services.matrix import plan_matrix
 from app.services.renders import render_variant
-from engine import Engine
+from app.services.spots import SAMPLE_COPY
 
-BRIEF = {
-    "business_name": "Harbor Coffee",
-    "product_name": "Espresso",
-    "headline": "Fresh espresso, fast",
-    "body": "Roasted on the harbor every morning.",
-    "offer": "20 % off this week",
-    "cta_text": "Order online",
-    "cta_url": "harborcoffee.com",
-    "tagline": "Good mornings start here",
-}
+BRIEF = SAMPLE_COPY
 GEOGRAPHIES = ("San Francisco Bay Area", "Manhattan")
 AUDIENCES = ("Young runners", "Retirees")
 
@@ -57,9 +48,7 @@ def run_demo(out: Path, settings: Settings, tiers: tuple[str, ...] = ("preview",
             ).id
         geographies = _ids(library.geographies(ctx, business), GEOGRAPHIES)
         audiences = _ids(library.audiences(ctx, business), AUDIENCES)
-        with Engine(
-            device=settings.device, model_dir=settings.resolved_model_dir, max_batch=1
-        ) as engine:
+        with open_engine(settings, max_batch=1) as engine:
             plan = plan_matrix(
                 ctx, engine, business, [spot], geographies, audiences, preset=settings.model
             )
@@ -67,7 +56,10 @@ def run_demo(out: Path, settings: Settings, tiers: tuple[str, ...] = ("preview",
             report = bulk.work(ctx, engine, business, plan)
             variants: list[dict[str, Any]] = []
             with ctx.tenant(business) as tenant:
-                made = [(v.id, v.geography_id, v.audience_id) for v in tenant.variants.list(spot)]
+                made = [
+                    (v.id, v.geography_id, v.audience_id)
+                    for v in tenant.variants.of_run(report.run)
+                ]
                 frames = {
                     v: tenant.assets.path(tenant.variants.renders(v)[0].asset_id)
                     for v, _, _ in made
@@ -100,7 +92,7 @@ def run_demo(out: Path, settings: Settings, tiers: tuple[str, ...] = ("preview",
         "business": business,
         "spot": spot,
         "variants": variants,
-        "backgrounds_reuse_ratio": round(report.backgrounds.reuse_ratio, 3),
+        "backgrounds_reuse_ratio": report.backgrounds.to_dict()["ratio"],
         "all_qc_passed": all(v[t]["qc_passed"] for v in variants for t in tiers),
     }
 

@@ -92,6 +92,12 @@ def save_audience(ctx: AppContext, business_id: int, name: str, **changes: Any) 
         return _audience(_save(tenant.library, "audience", name, changes))
 
 
+def builtin_names() -> tuple[list[str], list[str]]:
+    """The built-in geographies' and audiences' names (every business has them), sorted."""
+    geographies, audiences = catalog()
+    return sorted(g["name"] for g in geographies), sorted(a["name"] for a in audiences)
+
+
 def background_prompt(geography: GeographyView, audience: AudienceView) -> str:
     """The background for a variant: the geography's landscape in the audience's light first
     (what every model, mini-sd included, draws from), then the details real models add. Only

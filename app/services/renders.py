@@ -1,12 +1,15 @@
 """A variant rendered as a spot: preview or broadcast final, QC'd and stored with its report.
 
-The spot's brief (its `copy`) is adapted to the variant's audience, its background is the
-generation the variant's parameters name (the same asset the approved preview used, so the final
-airs what was approved), and its product is the spot's photo, cut out.
+Everything comes from what the variant stored: its copy (the brief as adapted to its audience
+when it was made; a base variant's is the brief itself), its scene order, its backgrounds (the
+generations its parameters name, one per seed when a scene was regenerated on its own) and the
+stored cut-out of the spot's photo. These are the assets the approved
+preview used, so the final airs what was approved.
 """
 
 from __future__ import annotations
 
+import statistics
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,24 +17,32 @@ from typing import TYPE_CHECKING
 
 from PIL import Image
 
-from app.services import library
-from app.services.audience_copy import adapt
-from app.services.backgrounds import background
+from app.services.cutouts import cutout
+from app.services.jobs import Tallies, ensure_room
+from app.services.spots import resolved_brief, scene_backdrops
 from engine import Engine
-from storage.models import RenderTier
-from templates.export import TIERS
+from storage.jobs import JobQueue
+from storage.models import Job, RenderTier, VariantStatus
+from storage.repos.variants import GenerationParams
+from templates.export import TIERS, frames_at
 from templates.export import render as render_spot
 from templates.motion import Still
 from templates.spec import load_template
-from templates.storyboard import Brief, build_storyboard
+from templates.storyboard import build_storyboard
 
 if TYPE_CHECKING:
     from app.services.context import AppContext
+
+KIND = "variant-render"
+NOT_YET_SEEN = (VariantStatus.PLANNED, VariantStatus.QUEUED, VariantStatus.FAILED)
+FIRST_GUESS_S = {"preview": 25.0, "final": 90.0}
+PRIORITY = {"preview": 10, "final": 5}  # someone is watching a preview; frames wait (0)
 
 
 @dataclass(frozen=True)
 class RenderView:
     variant_id: int
+    render_id: int
     tier: str
     asset_id: int
     path: Path
@@ -48,24 +59,16 @@ def render_variant(
         variant = tenant.variants.get(variant_id)
         spot = tenant.campaigns.spot(variant.spot_id)
         template = load_template(spot.template_id)
-        brief = Brief.model_validate(spot.copy)
-        product_path = tenant.assets.path(int(variant.extra_params["product_asset_id"]))
-        preset, seed, recipe = variant.model_id, variant.seed, variant.recipe
-        geography_id, audience_id = variant.geography_id, variant.audience_id
-    geography = next(g for g in library.geographies(ctx, business_id) if g.id == geography_id)
-    audience = next(a for a in library.audiences(ctx, business_id) if a.id == audience_id)
-    scene = background(
-        ctx, engine, business_id, geography, audience, preset=preset, seed=seed, recipe=recipe
-    )
-    board = build_storyboard(template, adapt(brief, audience, template))
-    photo = Image.open(product_path)
-    photo.load()
-    cutout = engine.segmenter.cutout(photo)
-    with ctx.tenant(business_id) as tenant:
-        backdrop = Image.open(tenant.assets.path(scene.asset_id))
-        backdrop.load()
+        params = GenerationParams.of(variant)
+        brand_files = params.extra.get("brand_assets", {})
+        brief = resolved_brief(tenant, params.extra["copy"], brand_files)
+    board = build_storyboard(template, brief, params.extra.get("scene_order"))
+    backdrops = scene_backdrops(ctx, engine, business_id, params, board)
+    product = cutout(ctx, engine, business_id, int(params.extra["product_asset_id"]))
     visuals = {
-        s.index: Still(backdrop, subject=cutout if s.visual.source == "product" else None)
+        s.index: Still(
+            backdrops[s.index], subject=product if s.visual.source == "product" else None
+        )
         for s in board.scenes
         if s.visual.source != "brand"
     }
@@ -74,7 +77,9 @@ def render_variant(
         report = result.report.to_dict()
         with ctx.tenant(business_id) as tenant:
             asset = tenant.assets.add(result.path, f"variant-{variant_id}-{tier}.mp4")
-            tenant.variants.add_render(
+            if tenant.variants.get(variant_id).status in NOT_YET_SEEN:
+                tenant.variants.set_status(variant_id, VariantStatus.READY)  # it can be seen now
+            render = tenant.variants.add_render(
                 variant_id,
                 tier=RenderTier(tier),
                 asset_id=asset.id,
@@ -82,4 +87,75 @@ def render_variant(
                 timings=result.timings,
             )
             path = tenant.assets.path(asset.id)
-    return RenderView(variant_id, tier, asset.id, path, result.report.passed, report)
+    return RenderView(variant_id, render.id, tier, asset.id, path, result.report.passed, report)
+
+
+def enqueue(
+    ctx: AppContext, business_id: int, variant_id: int, tier: str, *, again: bool = False
+) -> int:
+    """The job that renders a variant at a tier: asked twice, the same job, unless `again`
+    (a re-render, which makes a new render beside the old one)."""
+    if tier not in TIERS:
+        raise ValueError(f"unknown tier {tier!r}; one of: {', '.join(TIERS)}")
+    with ctx.tenant(business_id) as tenant:
+        tenant.variants.get(variant_id)  # another business's variant is not found
+        key = f"{KIND}:{variant_id}:{tier}"
+        if again:
+            key += f":{len(tenant.variants.renders(variant_id))}"
+    queue = JobQueue(ctx.db)
+    if not queue.ids([key]):
+        ensure_room(ctx, business_id, 1)
+    return queue.enqueue(
+        KIND,
+        {"variant_id": variant_id, "tier": tier},
+        priority=PRIORITY[tier],
+        business_id=business_id,
+        idempotency_key=key,
+    )
+
+
+def typical_seconds(ctx: AppContext, business_id: int, tier: str) -> float:
+    """What a render of this tier has taken here lately (median), for estimates; before the
+    first one, what one takes on a 2-core machine."""
+    with ctx.tenant(business_id) as tenant:
+        seconds = tenant.variants.recent_render_seconds(RenderTier(tier))
+    return statistics.median(seconds) if seconds else FIRST_GUESS_S[tier]
+
+
+def latest(ctx: AppContext, business_id: int, variant_id: int, tier: str) -> RenderView | None:
+    with ctx.tenant(business_id) as tenant:
+        made = [r for r in tenant.variants.renders(variant_id) if r.tier == tier]
+        if not made:
+            return None
+        r = made[-1]
+        report = r.qc_report or {}
+        path = tenant.assets.path(r.asset_id)
+        passed = bool(report.get("passed"))
+        return RenderView(variant_id, r.id, tier, r.asset_id, path, passed, report)
+
+
+class RenderHandler:
+    """Renders a variant as a spot (the `variant-render` job)."""
+
+    def run(self, ctx: AppContext, engine: Engine, job: Job, tallies: Tallies) -> None:
+        render_variant(ctx, engine, job.business_id, job.payload["variant_id"], job.payload["tier"])
+
+    def failed(self, ctx: AppContext, job: Job, error: str, final: bool) -> None:
+        """Nothing beyond the job's own error, which is what the page shows."""
+
+
+def scene_thumbnails(
+    ctx: AppContext, business_id: int, render: RenderView
+) -> list[tuple[Image.Image, str]]:
+    """A rendered spot's scenes, each as it looks halfway through, with its name and timing."""
+    with ctx.tenant(business_id) as tenant:
+        variant = tenant.variants.get(render.variant_id)
+        template = load_template(tenant.campaigns.spot(variant.spot_id).template_id)
+        params = GenerationParams.of(variant)
+        brief = resolved_brief(tenant, params.extra["copy"], params.extra.get("brand_assets", {}))
+    scenes = build_storyboard(template, brief, params.extra.get("scene_order")).scenes
+    pictures = frames_at(render.path, [s.start + s.duration / 2 for s in scenes])
+    return [
+        (picture, f"{s.index + 1}. {s.kind} · {s.start:g}–{s.start + s.duration:g} s")
+        for picture, s in zip(pictures, scenes, strict=True)
+    ]

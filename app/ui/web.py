@@ -1,116 +1,399 @@
-"""The first screen: a business, its campaigns. Every action is also a named API endpoint."""
+"""The studio's layout: one tab per step, from brief to download, and the campaign library.
+
+Every action is wired with an `api_name`, so gradio_client can drive the whole flow; what the
+handlers do is in `app.ui.studio`.
+"""
 
 from __future__ import annotations
 
 import gradio as gr
 
-from app.services import USER_ERRORS, AppContext, businesses
+from app.services import AppContext
+from app.ui.studio import Studio
 
-CAMPAIGN_HEADERS = ["Campaign", "Objective", "Status", "Created (UTC)"]
+DEFAULT_SETTING = "street with buildings during the day"  # a scene the offline model knows
 CSS = """
-.gradio-container { max-width: 960px !important; margin: auto; }
+/* width 100%: a flex item with auto margins would otherwise grow to its content's width */
+.gradio-container { width: 100%; max-width: 1100px !important; margin: auto; }
+#status, #variants-status, #order-status { min-height: 2.5em; }
+.sign-out { padding: 6px 14px; border-radius: 8px; border: 1px solid #c8ccd2; }
+.prose table { display: block; overflow-x: auto; }
+@media (max-width: 640px) {  /* a phone: every row becomes a column */
+  .gradio-container { padding: 6px !important; }
+  .row { flex-direction: column !important; }
+  .row > * { width: 100% !important; min-width: 0 !important; }
+  #campaigns { overflow-x: auto; }
+}
 """
 
 
-def build(ctx: AppContext) -> gr.Blocks:
-    def business_choices(selected: int | None = None) -> gr.Dropdown:
-        choices = [(b.name, b.id) for b in businesses.list_all(ctx)]
-        if selected is None and choices:
-            selected = choices[0][1]
-        return gr.Dropdown(choices=choices, value=selected)
-
-    def create_business(name: str) -> tuple[gr.Dropdown, str]:
-        try:
-            business = businesses.create(ctx, name)
-        except USER_ERRORS as exc:
-            raise gr.Error(str(exc)) from exc
-        gr.Info(f"Created {business.name}")
-        return business_choices(business.id), ""
-
-    def campaign_rows(business_id: int | None) -> list[list[str]]:
-        if business_id is None:
-            return []
-        try:
-            campaigns = businesses.list_campaigns(ctx, int(business_id))
-        except USER_ERRORS as exc:
-            raise gr.Error(str(exc)) from exc
-        return [
-            [c.name, c.objective, c.status, c.created_at.strftime("%Y-%m-%d %H:%M")]
-            for c in campaigns
-        ]
-
-    def create_campaign(business_id: int | None, name: str, objective: str):
-        if business_id is None:
-            raise gr.Error("Create or choose a business first.")
-        try:
-            campaign = businesses.create_campaign(ctx, int(business_id), name, objective)
-        except USER_ERRORS as exc:
-            raise gr.Error(str(exc)) from exc
-        gr.Info(f"Created campaign {campaign.name}")
-        return campaign_rows(business_id), "", ""
-
+def build(ctx: AppContext, engine) -> gr.Blocks:
+    s = Studio(ctx, engine)
+    catalog = s.catalog()  # fixed choices, so an API client may send any of them
     with gr.Blocks(title="Spotforge", analytics_enabled=False) as page:
-        gr.Markdown(
-            "# Spotforge\nBroadcast-ready TV spots for your business, personalized for every "
-            "place and audience you sell to."
+        with gr.Row(equal_height=True):
+            gr.Markdown("# Spotforge")
+            who = gr.Markdown(elem_id="who")
+            gr.HTML(
+                '<form method="post" action="/logout"><button class="sign-out" '
+                'type="submit">Sign out</button></form>'
+            )
+        spot = gr.Number(value=None, precision=0, visible=False)  # the spot every step works on
+        working_on = gr.Markdown("No spot yet: start with the brief.", elem_id="working-on")
+
+        with gr.Tabs():
+            with gr.Tab("1 · Brief", id="brief"):
+                with gr.Row():
+                    campaign = gr.Textbox(
+                        label="Campaign name", max_length=120, placeholder="e.g. Spring trail sale"
+                    )
+                    objective = gr.Textbox(
+                        value="",
+                        label="Objective",
+                        max_length=500,
+                        placeholder="e.g. Bring Bay Area runners in",
+                    )
+                duration = gr.Radio([15, 30], value=15, label="Length (seconds)")
+                thumbnails = gr.Gallery(
+                    object_fit="contain",
+                    label="Templates (click one)",
+                    columns=3,
+                    height="auto",
+                    allow_preview=False,
+                    elem_id="templates",
+                )
+                template = gr.Dropdown(
+                    label="Template",
+                    choices=catalog.templates,
+                    value="product-hero",
+                    elem_id="template",
+                )
+                with gr.Row():
+                    photos = gr.File(
+                        label="Product photos",
+                        file_count="multiple",
+                        file_types=["image"],
+                        elem_id="photos",
+                    )
+                    logo = gr.File(label="Logo (optional)", file_types=["image"])
+                with gr.Row():
+                    primary = gr.ColorPicker(value="#1F3A5F", label="Brand colour")
+                    accent = gr.ColorPicker(value="#F2B134", label="Accent colour")
+                    heading_font = gr.File(
+                        label="Heading font (optional, TTF/OTF)", file_types=[".ttf", ".otf"]
+                    )
+                    body_font = gr.File(
+                        label="Body font (optional, TTF/OTF)", file_types=[".ttf", ".otf"]
+                    )
+                with gr.Row():
+                    product = gr.Textbox(value="", label="Product", max_length=80)
+                    headline = gr.Textbox(value="", label="Headline", max_length=120)
+                body = gr.Textbox(value="", label="Body", max_length=300)
+                with gr.Row():
+                    offer = gr.Textbox(
+                        value="", label="Offer", max_length=120, placeholder="20 % off"
+                    )
+                    cta = gr.Textbox(
+                        value="",
+                        label="Call to action",
+                        max_length=60,
+                        placeholder="Visit us today",
+                    )
+                with gr.Row():
+                    url = gr.Textbox(
+                        value="", label="Web address (shown with a QR code)", max_length=120
+                    )
+                    phone = gr.Textbox(value="", label="Phone", max_length=40)
+                with gr.Row():
+                    tagline = gr.Textbox(value="", label="Tagline", max_length=120)
+                    setting = gr.Textbox(
+                        label="Where it is set", value=DEFAULT_SETTING, max_length=200
+                    )
+                create = gr.Button("Create storyboard", variant="primary")
+
+            with gr.Tab("2 · Storyboard", id="storyboard"):
+                board = gr.Gallery(
+                    object_fit="contain", label="Scenes", columns=4, height="auto", elem_id="board"
+                )
+                scenes = gr.Markdown()
+                with gr.Row(equal_height=True):
+                    scene_order = gr.Textbox(
+                        label="Scene order", placeholder="e.g. 1, 3, 2, 4", elem_id="order"
+                    )
+                    reorder = gr.Button("Apply order")
+                    redraw_scene = gr.Number(label="Scene", value=None, precision=0)
+                    redraw = gr.Button("New background for this scene")
+                with gr.Row():
+                    show = gr.Button("Show backgrounds")
+                    more = gr.Button("Other backgrounds")
+                candidates = gr.Gallery(
+                    object_fit="contain",
+                    label="Backgrounds for your setting (click one)",
+                    columns=3,
+                    height="auto",
+                    allow_preview=False,
+                    elem_id="candidates",
+                )
+                round_ = gr.Number(value=0, visible=False, precision=0)
+                with gr.Row():
+                    seed = gr.Number(label="Chosen background", value=None, precision=0)
+                    use = gr.Button("Use this background", variant="primary")
+                chosen = gr.Markdown()
+
+            with gr.Tab("3 · Preview", id="preview"):
+                with gr.Row():
+                    render = gr.Button("Render preview", variant="primary")
+                    stop_preview = gr.Button("Cancel")
+                status = gr.Markdown(elem_id="status")
+                video = gr.Video(label="Preview (watermarked)", elem_id="preview-video")
+                frames = gr.Gallery(object_fit="contain", label="Scenes", columns=4, height="auto")
+                preview_job = gr.Number(visible=False, precision=0)
+
+            with gr.Tab("4 · Personalize", id="personalize"):
+                places = gr.CheckboxGroup(
+                    label="Places", choices=catalog.geographies, elem_id="places"
+                )
+                people = gr.CheckboxGroup(
+                    label="Audiences", choices=catalog.audiences, elem_id="audiences"
+                )
+                estimate = gr.Markdown(elem_id="estimate")
+                with gr.Row():
+                    make = gr.Button("Make variants", variant="primary")
+                    stop_variants = gr.Button("Stop")
+                progress = gr.Markdown(elem_id="variants-status")
+                run = gr.Textbox(label="Run", interactive=False, elem_id="run")
+                with gr.Row():
+                    only_place = gr.Dropdown(
+                        label="Show place", choices=["All"], value="All", allow_custom_value=True
+                    )
+                    only_people = gr.Dropdown(
+                        label="Show audience", choices=["All"], value="All", allow_custom_value=True
+                    )
+                gallery = gr.Gallery(
+                    object_fit="contain",
+                    label="Variants",
+                    columns=4,
+                    height="auto",
+                    elem_id="variants",
+                )
+
+            with gr.Tab("5 · Compare", id="compare"):
+                with gr.Row():
+                    # Any id may be asked for (the handler checks it is this business's).
+                    pick_a = gr.Dropdown(
+                        label="Variant A", allow_custom_value=True, elem_id="variant-a"
+                    )
+                    pick_b = gr.Dropdown(
+                        label="Variant B", allow_custom_value=True, elem_id="variant-b"
+                    )
+                side = gr.Button("Compare")
+                with gr.Row():
+                    with gr.Column():
+                        frame_a = gr.Image(label="A", interactive=False)
+                        about_a = gr.Markdown()
+                    with gr.Column():
+                        frame_b = gr.Image(label="B", interactive=False)
+                        about_b = gr.Markdown()
+
+            with gr.Tab("6 · Buy & download", id="order"):
+                chosen_variants = gr.CheckboxGroup(label="Variants to buy", elem_id="buy")
+                ask = gr.Button("Get a quote")
+                order = gr.Number(label="Order", value=None, precision=0, interactive=False)
+                order_text = gr.Markdown(elem_id="order-status")
+                with gr.Row():
+                    approve = gr.Button("Approve and purchase", variant="primary")
+                    check = gr.Button("Check order")
+                    retry = gr.Button("Render again")
+                    withdraw = gr.Button("Cancel order")
+                downloads = gr.Markdown(elem_id="downloads")
+                delivered = gr.File(label="Broadcast files and QC reports", file_count="multiple")
+
+            with gr.Tab("Library", id="library"):
+                refresh = gr.Button("Refresh")
+                table = gr.Dataframe(
+                    headers=["#", "Campaign", "Objective", "Status", "Created"],
+                    interactive=False,
+                    elem_id="campaigns",
+                )
+                which = gr.Dropdown(label="Campaign")
+                tree = gr.Markdown(elem_id="lineage")
+                with gr.Row():
+                    open_it = gr.Button("Open this campaign", variant="primary")
+                    duplicate = gr.Button("Duplicate campaign")
+                    again = gr.Number(label="Variant to re-render", value=None, precision=0)
+                    rerender = gr.Button("Re-render preview")
+                library_note = gr.Markdown()
+
+        # Wiring: each event a named endpoint. ------------------------------------------------
+        spot.change(s.spot_label, inputs=spot, outputs=working_on, api_name=False)
+        page.load(s.welcome, outputs=who, api_name="whoami")
+        page.load(
+            s.templates, inputs=duration, outputs=[thumbnails, template], api_name="templates"
         )
-        with gr.Row(equal_height=True):
-            business = gr.Dropdown(label="Business", choices=[], scale=2, elem_id="business")
-            new_business = gr.Textbox(
-                label="New business",
-                placeholder="e.g. Trailhead Running Co.",
-                scale=2,
-                max_length=120,
-                elem_id="new-business",
-            )
-            add_business = gr.Button("Create business", variant="secondary", scale=1)
-        gr.Markdown("## Campaigns")
-        with gr.Row(equal_height=True):
-            campaign_name = gr.Textbox(
-                label="Campaign name",
-                placeholder="e.g. Spring trail sale",
-                max_length=120,
-                elem_id="campaign-name",
-            )
-            objective = gr.Textbox(
-                label="Objective",
-                placeholder="e.g. Bring Bay Area runners to the store",
-                max_length=500,
-                elem_id="campaign-objective",
-            )
-        add_campaign = gr.Button("Create campaign", variant="primary")
-        campaigns = gr.Dataframe(
-            headers=CAMPAIGN_HEADERS,
-            type="array",
-            interactive=False,
-            elem_id="campaigns",
-            label="Campaigns of this business",
+        page.load(
+            s.library_choices,
+            outputs=[places, people, only_place, only_people],
+            api_name="library_choices",
+        )
+        duration.change(
+            s.templates, inputs=duration, outputs=[thumbnails, template], api_name=False
+        )
+        thumbnails.select(s.pick_template, inputs=duration, outputs=template, api_name=False)
+        create.click(
+            s.create_spot,
+            inputs=[
+                campaign,
+                objective,
+                template,
+                photos,
+                primary,
+                accent,
+                product,
+                headline,
+                body,
+                offer,
+                cta,
+                url,
+                phone,
+                tagline,
+                setting,
+                logo,  # optional ones last: an API client may leave them out
+                heading_font,
+                body_font,
+            ],
+            outputs=[spot, board, scenes],
+            api_name="create_spot",
         )
 
-        page.load(business_choices, outputs=business, api_name="list_businesses")
-        add_business.click(
-            create_business,
-            inputs=new_business,
-            outputs=[business, new_business],
-            api_name="create_business",
+        reorder.click(
+            s.reorder_scenes,
+            inputs=[spot, scene_order],
+            outputs=[board, scenes],
+            api_name="reorder_scenes",
         )
-        business.change(
-            campaign_rows, inputs=business, outputs=campaigns, api_name="list_campaigns"
+        redraw.click(
+            s.regenerate_scene,
+            inputs=[spot, redraw_scene],
+            outputs=[board, scenes],
+            api_name="regenerate_scene",
         )
-        add_campaign.click(
-            create_campaign,
-            inputs=[business, campaign_name, objective],
-            outputs=[campaigns, campaign_name, objective],
-            api_name="create_campaign",
+        show.click(
+            s.background_candidates,
+            inputs=[spot, round_],
+            outputs=[candidates, round_],
+            api_name="background_candidates",
         )
+        more.click(lambda r: int(r or 0) + 1, inputs=round_, outputs=round_, api_name=False).then(
+            s.background_candidates,
+            inputs=[spot, round_],
+            outputs=[candidates, round_],
+            api_name=False,
+        )
+        candidates.select(s.pick_candidate, inputs=round_, outputs=seed, api_name=False)
+        use.click(
+            s.choose_background,
+            inputs=[spot, seed],
+            outputs=[board, scenes, chosen],
+            api_name="choose_background",
+        )
+
+        preview = render.click(
+            s.render_preview,
+            inputs=spot,
+            outputs=[status, video, frames, preview_job],
+            api_name="render_preview",
+        )
+        stop_preview.click(
+            s.cancel_job,
+            inputs=preview_job,
+            outputs=status,
+            cancels=[preview],
+            api_name="cancel_job",
+        )
+
+        for chooser in (places, people):
+            chooser.change(
+                s.plan_variants, inputs=[spot, places, people], outputs=estimate, api_name=False
+            )
+        gr.api(s.plan_variants, api_name="plan_variants")
+        making = make.click(
+            s.make_variants,
+            inputs=[spot, places, people],
+            outputs=[progress, gallery, run],
+            api_name="make_variants",
+        )
+        making.then(
+            s.variant_choices,
+            inputs=spot,
+            outputs=[pick_a, pick_b, chosen_variants],
+            api_name="variant_choices",
+        )
+        stop_variants.click(
+            s.cancel_variants,
+            inputs=run,
+            outputs=progress,
+            cancels=[making],
+            api_name="cancel_variants",
+        )
+        for narrow, name in ((only_place, "variant_gallery"), (only_people, False)):
+            narrow.change(
+                s.variant_gallery,
+                inputs=[spot, only_place, only_people],
+                outputs=gallery,
+                api_name=name,
+            )
+
+        side.click(
+            s.compare,
+            inputs=[pick_a, pick_b],
+            outputs=[frame_a, about_a, frame_b, about_b],
+            api_name="compare",
+        )
+
+        ask.click(s.quote, inputs=chosen_variants, outputs=[order, order_text], api_name=False)
+        approve.click(
+            s.approve, inputs=order, outputs=[order_text, delivered, downloads], api_name="approve"
+        )
+        retry.click(
+            s.retry_order,
+            inputs=order,
+            outputs=[order_text, delivered, downloads],
+            api_name="retry_order",
+        )
+        withdraw.click(
+            s.cancel_order,
+            inputs=order,
+            outputs=[order_text, delivered, downloads],
+            api_name="cancel_order",
+        )
+        check.click(
+            s.order_status,
+            inputs=order,
+            outputs=[order_text, delivered, downloads],
+            api_name="order_status",
+        )
+
+        refresh.click(s.campaigns, outputs=[table, which], api_name="campaigns")
+        page.load(s.campaigns, outputs=[table, which], api_name=False)
+        open_it.click(
+            s.open_campaign,
+            inputs=which,
+            outputs=[spot, board, scenes, library_note],
+            api_name=False,
+        ).then(
+            s.variant_choices,
+            inputs=spot,
+            outputs=[pick_a, pick_b, chosen_variants],
+            api_name=False,
+        )
+        which.change(s.lineage, inputs=which, outputs=tree, api_name=False)
+        duplicate.click(
+            s.duplicate_campaign, inputs=which, outputs=library_note, api_name=False
+        ).then(s.campaigns, outputs=[table, which], api_name=False)
+        rerender.click(s.rerender, inputs=again, outputs=library_note, api_name="rerender")
+        # Inputs whose choices depend on the business are typed endpoints of their own (a
+        # component would refuse a value it was not sent with).
+        for handler in (s.quote, s.lineage, s.duplicate_campaign, s.open_campaign):
+            gr.api(handler, api_name=handler.__name__)
+    page.queue(default_concurrency_limit=8)
     return page
-
-
-def serve(ctx: AppContext) -> None:
-    build(ctx).launch(
-        server_name=ctx.settings.host,
-        server_port=ctx.settings.port,
-        css=CSS,
-        show_error=False,
-        footer_links=["api"],
-    )

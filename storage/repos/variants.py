@@ -103,6 +103,16 @@ class Variants:
         """The variants a bulk run made (`extra_params["run"]`), oldest first."""
         return self._scope.all(self._scope.select(Variant).where(_in_run(run)).order_by(Variant.id))
 
+    def base_of(self, spot_id: int) -> Variant | None:
+        """The spot's current base variant (the creative as briefed, `extra_params["role"] ==
+        "base"`; the newest, when another background was chosen), parent of the personalized
+        variants made from it."""
+        self._scope.get(Spot, spot_id)
+        query = self._scope.select(Variant).where(
+            Variant.spot_id == spot_id, Variant.extra_params["role"].as_string() == "base"
+        )
+        return self._scope.session.scalars(query.order_by(Variant.id.desc())).first()
+
     def run_counts(self, run: str) -> dict[VariantStatus, int]:
         """How many of a run's variants are in each status, counted by the database."""
         query = (
@@ -143,6 +153,28 @@ class Variants:
                 timings=dict(timings or {}),
             )
         )
+
+    def recent_render_seconds(self, tier: RenderTier, limit: int = 20) -> list[float]:
+        """How long this business's latest renders of a tier took, end to end."""
+        rows = self._scope.all(
+            self._scope.select(Render)
+            .where(Render.tier == tier)
+            .order_by(Render.id.desc())
+            .limit(limit)
+        )
+        return [float(r.timings["total"]) for r in rows if "total" in r.timings]
+
+    def frames(self, variant_ids: list[int]) -> dict[int, int]:
+        """The newest key-frame asset of each of these variants that has one, in one query."""
+        query = (
+            self._scope.select(Render)
+            .where(Render.variant_id.in_(variant_ids), Render.tier == RenderTier.FRAME)
+            .order_by(Render.id)
+        )
+        return {r.variant_id: r.asset_id for r in self._scope.all(query)}
+
+    def render(self, render_id: int) -> Render:
+        return self._scope.get(Render, render_id)
 
     def renders(self, variant_id: int) -> list[Render]:
         self.get(variant_id)

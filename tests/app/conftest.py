@@ -28,12 +28,12 @@ def spotforge_env(data_dir: Path) -> dict[str, str]:
 
 
 @contextmanager
-def running_app(data_dir: Path, port: int) -> Iterator[str]:
+def running_app(data_dir: Path, port: int, **env: str) -> Iterator[str]:
     url = f"http://127.0.0.1:{port}"
     log = (data_dir.parent / f"serve-{port}.log").open("ab")
     proc = subprocess.Popen(
         [str(SPOTFORGE), "serve", "--port", str(port)],
-        env=spotforge_env(data_dir),
+        env={**spotforge_env(data_dir), **env},
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -57,8 +57,9 @@ def running_app(data_dir: Path, port: int) -> Iterator[str]:
 
 
 @pytest.fixture
-def app_server(tmp_path) -> Callable[[], contextmanager]:
-    """Start (and restart) the app on one data folder: `with app_server() as url: ...`."""
+def app_server(tmp_path) -> Callable[..., contextmanager]:
+    """Start (and restart) the app on one data folder: `with app_server() as url: ...`;
+    keywords are SPOTFORGE_* settings for that start."""
     data_dir = tmp_path / "var"
     port = free_port()
-    return lambda: running_app(data_dir, port)
+    return lambda **env: running_app(data_dir, port, **env)

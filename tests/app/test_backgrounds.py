@@ -8,12 +8,8 @@ import pytest
 from PIL import Image
 
 from app.services import library
-from app.services.backgrounds import (
-    BackgroundRun,
-    background,
-    background_request,
-    generation_key,
-)
+from app.services.backgrounds import background, background_request, generation_key
+from app.services.results_cache import Reuse
 from engine import Engine
 
 
@@ -33,33 +29,32 @@ def test_a_matrix_generates_each_background_once(ctx, business_ids, engine):
     geographies = pick(library.geographies(ctx, business), "Miami", "Denver")
     # Runners and families see daylight, retirees golden hour.
     audiences = pick(library.audiences(ctx, business), "Young runners", "Families", "Retirees")
-    run = BackgroundRun()
+    tally = Reuse()
+    made = []
     for _creative in range(2):
         for geography in geographies:
             for audience in audiences:
-                background(
-                    ctx, engine, business, geography, audience, preset="mini-sd", seed=4, run=run
-                )
-    assert run.asked == 12
-    made = [b for b in run.backgrounds if not b.reused]
-    assert len(made) == 4  # 2 geographies x 2 lights
-    assert run.reuse_ratio == pytest.approx(8 / 12)
+                request = background_request(geography, audience, preset="mini-sd", seed=4)
+                made.append(background(ctx, engine, business, request, tally=tally))
+    assert tally.asked == 12
+    assert len({b.asset_id for b in made}) == 4  # 2 geographies x 2 lights
+    assert sum(not b.reused for b in made) == 4
+    assert tally.reuse_ratio == pytest.approx(8 / 12)
     with ctx.tenant(business) as tenant:
-        files = {b.asset_id: tenant.assets.path(b.asset_id) for b in made}
-    assert len(files) == 4
-    for path in files.values():
-        assert Image.open(path).size == (128, 128)
+        for asset_id in {b.asset_id for b in made}:
+            assert Image.open(tenant.assets.path(asset_id)).size == (128, 128)
 
 
 def test_a_stored_background_is_what_the_request_regenerates(ctx, business_ids, engine, tmp_path):
     business = business_ids[1]
     [geography] = pick(library.geographies(ctx, business), "Chicago")
     [audience] = pick(library.audiences(ctx, business), "Night owls")
-    stored = background(ctx, engine, business, geography, audience, preset="mini-sd", seed=7)
+    request = background_request(geography, audience, preset="mini-sd", seed=7)
+    stored = background(ctx, engine, business, request)
     assert not stored.reused and any("'michigan'" in w for w in stored.warnings)
+    assert background(ctx, engine, business, request).warnings == stored.warnings  # kept too
     with ctx.tenant(business) as tenant:
         pixels = np.asarray(Image.open(tenant.assets.path(stored.asset_id)))
-    request = background_request(geography, audience, preset="mini-sd", seed=7)
     with Engine(model_dir=tmp_path, device="cpu") as fresh:
         again = np.asarray(fresh.generate(request).images[0])
     assert np.array_equal(pixels, again)

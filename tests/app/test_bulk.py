@@ -1,5 +1,6 @@
-"""Bulk variant runs: every variant made once, backgrounds reused, failures recorded without
-stopping the rest, and a killed `spotforge bulk` process finished by starting it again."""
+"""Bulk variant runs: every variant made once with its lineage, backgrounds and cut-outs reused,
+failures recorded without stopping the rest, and a killed `spotforge bulk` process finished by
+starting it again."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from PIL import Image
 from skimage import data
 
 from app.services import AppContext, bulk, library
+from app.services.demo import BRIEF
 from app.services.matrix import plan_matrix
 from engine import Engine
 from storage.models import VariantStatus
@@ -36,6 +38,7 @@ def spot_with_photo(ctx, business: int, photo: Image.Image) -> int:
             template_id="product-hero",
             template_version="1",
             duration_s=15,
+            copy=BRIEF,
             product_asset_ids=[asset.id],
         ).id
 
@@ -68,21 +71,31 @@ def test_a_run_makes_each_variant_once_and_reuses_backgrounds(ctx, business_ids,
     bulk.start(ctx, engine, business, plan)
     report = bulk.work(ctx, engine, business, plan, lease_s=5)
     assert (report.variants, report.ready, report.failed, report.made) == (8, 4, 4, 4)
-    assert report.backgrounds.reuse_ratio >= 0.5  # 2 backgrounds made for 8 variants
+    # 2 geographies x 1 light, plus the spots' own setting (shared by both spots' bases).
+    assert report.backgrounds.asked - report.backgrounds.reused == 3
+    assert report.cutouts.asked - report.cutouts.reused == 2  # one cut-out per photo
     with ctx.tenant(business) as tenant:
-        for variant in tenant.variants.list(good):
+        made = [v for v in tenant.variants.of_run(report.run) if v.spot_id == good]
+        base = tenant.variants.base_of(good)
+        assert base.status is VariantStatus.READY and base.prompt.startswith("a sunny main street")
+        assert (base.geography_id, base.audience_id, base.parent_id) == (None, None, None)
+        assert [v.id for v in tenant.variants.descendants(base.id)] == [v.id for v in made]
+        for variant in made:
+            assert [a.id for a in tenant.variants.ancestors(variant.id)] == [base.id]
             [render] = tenant.variants.renders(variant.id)
             frame = Image.open(tenant.assets.path(render.asset_id))
             assert frame.size == (1280, 720)
-            assert variant.extra_params["run"] == report.run
             assert variant.prompt.startswith(("beach and ocean", "snowy peaks"))
+            # The copy it was made with is stored with it: runners are spoken to energetically.
+            runners = variant.audience_id == audiences[0]
+            assert variant.extra_params["copy"]["headline"].endswith("!") == runners
         for variant in tenant.variants.list(empty):
             assert variant.status is VariantStatus.FAILED
             assert "no product was found" in variant.last_error
 
     # Any frame is made again, bit for bit, from the variant's stored parameters alone.
     with ctx.tenant(business) as tenant:
-        variant = tenant.variants.list(good)[-1]
+        variant = made[-1]
         stored = np.asarray(
             Image.open(tenant.assets.path(tenant.variants.renders(variant.id)[0].asset_id))
         )
@@ -126,8 +139,9 @@ def test_a_killed_bulk_run_finishes_when_started_again(tmp_path, settings):
     ctx = AppContext.open(settings)
     try:
         with ctx.tenant(business) as tenant:
-            variants = tenant.variants.list(spot)
+            variants = tenant.variants.of_run(report["run"])
             assert len(variants) == 12  # none duplicated
+            assert len(tenant.variants.list(spot)) == 13  # and one base, the parent of them all
             keys = {v.extra_params["matrix_key"] for v in variants}
             assert len(keys) == 12
             for variant in variants:
@@ -140,7 +154,8 @@ def _ready(settings, business, spot) -> int:
     ctx = AppContext.open(settings)
     try:
         with ctx.tenant(business) as tenant:
-            return sum(v.status is VariantStatus.READY for v in tenant.variants.list(spot))
+            made = [v for v in tenant.variants.list(spot) if "run" in v.extra_params]
+            return sum(v.status is VariantStatus.READY for v in made)
     finally:
         ctx.close()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.services import library
-from app.services.backgrounds import background
+from app.services.backgrounds import background, background_request
 from app.services.matrix import plan_matrix
 from engine import Engine
 from storage import NotFound
@@ -48,7 +48,8 @@ def test_the_plan_counts_variants_and_backgrounds_and_prices_what_is_missing(
     assert plan.estimated_s == pytest.approx(3 * plan.seconds_per_background)
 
     miami = plan.geographies[0]
-    background(ctx, engine, business, miami, plan.audiences[0], preset="mini-sd", seed=5)
+    request = background_request(miami, plan.audiences[0], preset="mini-sd", seed=5)
+    background(ctx, engine, business, request)
     again = plan_matrix(
         ctx, engine, business, creatives, geographies, audiences, preset="mini-sd", seed=5
     )

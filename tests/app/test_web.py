@@ -1,12 +1,20 @@
-"""The first page, driven in headless Chromium and through the API, against a real server."""
+"""The whole journey in headless Chromium against a real `spotforge serve`: sign up, brief,
+storyboard, preview, personalize 2 x 2, compare, approve and purchase, download; at a desktop
+and a phone viewport. The downloaded spot must pass broadcast QC. A screenshot of every step is
+saved (in $SPOTFORGE_SCREENSHOTS if set, else in the test's folder)."""
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 import pytest
-from gradio_client import Client
+from PIL import Image
 from playwright.sync_api import Page, expect, sync_playwright
+from skimage import data
+
+from templates import qc
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -16,6 +24,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
+MINUTE = 60_000
 
 
 @pytest.fixture(scope="module")
@@ -26,56 +36,187 @@ def browser():
         browser.close()
 
 
-def _create_business(page: Page, name: str) -> None:
-    page.get_by_label("New business").fill(name)
-    page.get_by_role("button", name="Create business").click()
-    expect(page.get_by_label("Business", exact=True)).to_have_value(name)
+@pytest.fixture
+def photo(tmp_path) -> Path:
+    path = tmp_path / "espresso.jpg"
+    Image.fromarray(data.coffee()).save(path, quality=92)
+    return path
+
+
+class Steps:
+    """Saves a numbered full-page screenshot after each step."""
+
+    def __init__(self, page: Page, folder: Path):
+        self.page, self.folder, self.n = page, folder, 0
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def shot(self, name: str) -> None:
+        self.n += 1
+        self.page.screenshot(path=self.folder / f"{self.n:02d}-{name}.png", full_page=True)
+
+
+def sign_up(page: Page, url: str, business: str, email: str) -> None:
+    page.goto(url)
+    expect(page).to_have_url(re.compile("/login$"))
+    page.get_by_role("link", name="Create an account for your business").click()
+    page.get_by_label("Business name").fill(business)
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password (at least 10 characters)").fill("a-long-password")
+    page.get_by_role("button", name="Create account").click()
+    expect(page.locator("#who")).to_contain_text(business, timeout=MINUTE)
+
+
+def fill_brief(page: Page, photo: Path) -> None:
+    """A template from its thumbnail, a product photo, the copy."""
+    page.get_by_label("Campaign name").fill("Espresso week")
+    page.locator("#templates .thumbnail-item").nth(1).click()  # the product hero
+    expect(page.locator("#template input")).to_have_value("Product hero")
+    page.locator("#photos input[type=file]").set_input_files(photo)
+    expect(page.locator("#photos")).to_contain_text(photo.name)
+    page.get_by_label("Product", exact=True).fill("Espresso")
+    page.get_by_label("Headline").fill("Fresh espresso, fast")
+    page.get_by_label("Body").fill("Roasted on the harbor every morning.")
+    page.get_by_label("Offer").fill("20 % off this week")
+    page.get_by_label("Call to action").fill("Order online")
+    page.get_by_label("Web address (shown with a QR code)").fill("harborcoffee.com")
+    page.get_by_label("Tagline").fill("Good mornings start here")
+
+
+def tab(page: Page, name: str) -> None:
+    """Open a step's tab; on a phone most tabs sit behind the "More tabs" menu."""
+    shown, more = page.get_by_role("tab", name=name), page.get_by_role("button", name="More tabs")
+    expect(shown.or_(more).first).to_be_visible()  # once the tab bar is laid out
+    if shown.is_visible():
+        shown.click()
+        return
+    more.click()
+    page.locator(".overflow-dropdown").get_by_role("button", name=name).click()
 
 
 @pytest.mark.browser
-def test_create_business_and_campaign_survive_a_restart(browser, app_server, tmp_path):
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_brief_to_download(browser, app_server, photo, tmp_path, viewport):
+    shots = Path(os.environ.get("SPOTFORGE_SCREENSHOTS", tmp_path / "screens")) / viewport
+    context = browser.new_context(viewport=VIEWPORTS[viewport], accept_downloads=True)
+    page = context.new_page()
+    steps = Steps(page, shots)
     with app_server() as url:
-        page.goto(url)
-        _create_business(page, "Trailhead Running Co.")
-        page.get_by_label("Campaign name").fill("Spring trail sale")
-        page.get_by_label("Objective").fill("Bring Bay Area runners to the store")
-        page.get_by_role("button", name="Create campaign").click()
-        table = page.locator("#campaigns")
-        expect(table).to_contain_text("Spring trail sale")
-        expect(table).to_contain_text("Bring Bay Area runners to the store")
-        expect(page.get_by_label("Campaign name")).to_have_value("")
-        page.screenshot(path=tmp_path / "first-page.png", full_page=True)
+        sign_up(page, url, "Harbor Coffee", f"owner-{viewport}@harbor.test")
+        steps.shot("signed-in")
 
-    with app_server() as url:  # a new process on the same data folder
-        page.goto(url)
-        expect(page.get_by_label("Business", exact=True)).to_have_value("Trailhead Running Co.")
-        expect(page.locator("#campaigns")).to_contain_text("Spring trail sale")
+        fill_brief(page, photo)
+        steps.shot("brief")
+        page.get_by_role("button", name="Create storyboard").click()
+        expect(page.locator("#working-on")).to_contain_text("spot #", timeout=MINUTE)
 
+        # Storyboard: the scenes, then a background chosen among candidates.
+        tab(page, "2 · Storyboard")
+        expect(page.locator("#board .thumbnail-item")).to_have_count(4)
+        page.get_by_role("button", name="Show backgrounds").click()
+        expect(page.locator("#candidates .thumbnail-item")).to_have_count(3, timeout=MINUTE)
+        page.locator("#candidates .thumbnail-item").nth(2).click()
+        expect(page.get_by_label("Chosen background")).to_have_value("2")
+        page.get_by_role("button", name="Use this background").click()
+        expect(page.get_by_text("Background 2 chosen.")).to_be_visible(timeout=MINUTE)
+        steps.shot("storyboard")
 
-@pytest.mark.browser
-def test_mistakes_show_a_clear_message(browser, app_server):
-    page = browser.new_page()
-    with app_server() as url:
-        page.goto(url)
-        page.get_by_role("button", name="Create campaign").click()
-        expect(page.get_by_text("Create or choose a business first.")).to_be_visible()
-        _create_business(page, "Harbor Bakery")
-        page.get_by_role("button", name="Create campaign").click()
-        expect(page.get_by_text("a campaign needs a name")).to_be_visible()
-        expect(page.get_by_text(re.compile("Traceback"))).to_have_count(0)
+        # Preview: progress while it renders, then the video and its scenes.
+        tab(page, "3 · Preview")
+        page.get_by_role("button", name="Render preview").click()
+        expect(page.locator("#status")).to_contain_text("Preview ready", timeout=3 * MINUTE)
+        expect(page.locator("#preview-video video")).to_have_count(1)
+        steps.shot("preview")
 
-
-def test_every_action_is_an_api_endpoint(app_server):
-    with app_server() as url:
-        client = Client(url, verbose=False)
-        business, _ = client.predict("Harbor Bakery", api_name="/create_business")
-        business_id = business["value"] if isinstance(business, dict) else business
-        rows, *_ = client.predict(
-            business_id, "Holiday pies", "Pre-orders", api_name="/create_campaign"
+        # Personalize: 2 places x 2 audiences, the count before starting, frames as they come.
+        tab(page, "4 · Personalize")
+        for name in ("San Francisco Bay Area", "Manhattan", "Young runners", "Retirees"):
+            page.get_by_label(name, exact=True).check()
+        expect(page.locator("#estimate")).to_contain_text("4 variants", timeout=MINUTE)
+        page.get_by_role("button", name="Make variants").click()
+        expect(page.locator("#variants-status")).to_contain_text(
+            "Done: 4 of 4 variants ready", timeout=4 * MINUTE
         )
-        assert [r[:3] for r in rows["data"]] == [["Holiday pies", "Pre-orders", "draft"]]
-        listed = client.predict(business_id, api_name="/list_campaigns")
-        assert [r[0] for r in listed["data"]] == ["Holiday pies"]
-        with pytest.raises(Exception, match="999 is not in the list of choices"):
-            client.predict(999, api_name="/list_campaigns")
+        expect(page.locator("#variants .thumbnail-item")).to_have_count(4)
+        steps.shot("variants")
+
+        # Compare two of them side by side.
+        tab(page, "5 · Compare")
+        page.get_by_role("button", name="Compare").click()
+        expect(page.get_by_text("Headline:").first).to_be_visible(timeout=MINUTE)
+        steps.shot("compare")
+
+        # Approve and purchase one, then download its broadcast file.
+        tab(page, "6 · Buy & download")
+        page.get_by_label(re.compile(r"Manhattan · Retirees")).check()
+        page.get_by_role("button", name="Get a quote").click()
+        expect(page.locator("#order-status")).to_contain_text("quoted", timeout=MINUTE)
+        expect(page.locator("#order-status")).to_contain_text("USD 49.00")
+        page.get_by_role("button", name="Approve and purchase").click()
+        expect(page.locator("#order-status")).to_contain_text("delivered", timeout=5 * MINUTE)
+        steps.shot("delivered")
+        link = page.locator("#downloads").get_by_role("link", name="download the spot")
+        with page.expect_download(timeout=MINUTE) as download:
+            link.click(modifiers=["Alt"])  # Alt: download rather than navigate
+        saved = tmp_path / f"final-{viewport}.mp4"
+        download.value.save_as(saved)
+        report = qc.check(saved, qc.BROADCAST)
+        assert report.passed, report.failures
+
+        # The library shows the campaign's lineage: the base, and the variants under it.
+        tab(page, "Library")
+        page.get_by_role("button", name="Refresh").click()
+        expect(page.locator("#lineage")).to_contain_text("Manhattan · Retirees", timeout=MINUTE)
+        steps.shot("library")
+    context.close()
+
+
+@pytest.mark.browser
+def test_mistakes_show_a_clear_message(browser, app_server, tmp_path):
+    page = browser.new_page()
+    bogus = tmp_path / "notes.png"
+    bogus.write_text("this is not a picture")
+    with app_server() as url:
+        sign_up(page, url, "Harbor Bakery", "owner@bakery.test")
+        page.get_by_role("button", name="Create storyboard").click()
+        expect(page.get_by_text("Give the campaign a name.")).to_be_visible()
+        page.get_by_label("Campaign name").fill("Pies")
+        page.get_by_role("button", name="Create storyboard").click()
+        expect(page.get_by_text("add a photo of your product")).to_be_visible()
+        page.locator("#photos input[type=file]").set_input_files(bogus)
+        page.get_by_label("Headline").fill("A headline far too long " * 6)
+        page.get_by_role("button", name="Create storyboard").click()
+        problem = re.compile("too long|does not fit|not recognised|corrupt")
+        expect(page.get_by_text(problem)).to_be_visible()
+        expect(page.get_by_text(re.compile("Traceback"))).to_have_count(0)
+        page.goto(url + "/login")
+        page.get_by_label("Email").fill("owner@bakery.test")
+        page.get_by_label("Password").fill("not the password")
+        page.get_by_role("button", name="Sign in").click()
+        expect(page.get_by_role("alert")).to_contain_text("wrong email or password")
+
+
+@pytest.mark.browser
+def test_a_missing_model_and_a_full_queue_are_explained(browser, app_server, photo):
+    page = browser.new_page(viewport=VIEWPORTS["desktop"])
+    with app_server(SPOTFORGE_MODEL="sd-turbo") as url:  # a hub model never pulled here
+        sign_up(page, url, "Harbor Coffee", "owner@harbor.test")
+        fill_brief(page, photo)
+        page.get_by_role("button", name="Create storyboard").click()
+        expect(page.locator("#working-on")).to_contain_text("spot #", timeout=MINUTE)
+        tab(page, "2 · Storyboard")
+        page.get_by_role("button", name="Show backgrounds").click()
+        expect(page.get_by_text("is not on this machine")).to_be_visible(timeout=MINUTE)
+        expect(page.get_by_text("spotforge models pull sd-turbo").first).to_be_visible()
+
+    with app_server(SPOTFORGE_MAX_WAITING_JOBS="3") as url:  # same data, a smaller queue
+        page.goto(url)  # still signed in
+        expect(page.locator("#who")).to_contain_text("Harbor Coffee", timeout=MINUTE)
+        tab(page, "Library")
+        page.get_by_role("button", name="Open this campaign").click()
+        expect(page.get_by_text("Working on spot #1.")).to_be_visible(timeout=MINUTE)
+        tab(page, "4 · Personalize")
+        for name in ("Miami", "Denver", "Young runners", "Retirees"):
+            page.get_by_label(name, exact=True).check()
+        page.get_by_role("button", name="Make variants").click()
+        expect(page.get_by_text("would pass the limit of 3")).to_be_visible(timeout=MINUTE)
+        expect(page.get_by_text(re.compile("Traceback"))).to_have_count(0)

@@ -102,3 +102,23 @@ def test_a_job_that_keeps_killing_its_worker_stops_being_retried(queue, clock):
     job = queue.get(job_id)
     assert (job.status, job.attempts) == (JobStatus.FAILED, 2)
     assert job.last_error == "its worker stopped responding on every attempt"
+
+
+def test_waiting_jobs_are_cancelled_and_asked_again(queue):
+    first = queue.enqueue("render", {}, business_id=None, idempotency_key="render:1:preview")
+    second = queue.enqueue("render", {}, idempotency_key="render:2:preview")
+    third = queue.enqueue("render", {}, priority=5, idempotency_key="render:3:preview")
+    # A higher priority goes first, then the older job.
+    assert [queue.position(j) for j in (third, first, second)] == [0, 1, 2]
+    leased = queue.lease("w")
+    assert leased.id == third and queue.position(third) == 0  # running: nothing ahead
+    assert queue.cancel([third, second]) == 1  # the leased one is not withdrawn
+    assert queue.get(second).status is JobStatus.CANCELLED
+    assert queue.position(first) == 0
+    # Asking for the same work again queues the cancelled job again, not a new one.
+    assert queue.enqueue("render", {}, idempotency_key="render:2:preview") == second
+    assert queue.get(second).status is JobStatus.QUEUED
+    assert queue.ids(["render:1:preview", "render:2:preview", "nope"]) == [first, second]
+    redo = queue.enqueue("render", {}, idempotency_key="render:1:preview:1")
+    assert queue.latest("render:1:preview").id == redo
+    assert queue.latest("render:1:pre") is None  # whole segments only

@@ -1,5 +1,6 @@
-"""Compositing a product onto a background: the product's own pixels are kept exactly, only a
-thin outline is blended, and a contact shadow grounds it."""
+"""Compositing a product onto a background: the product's own pixels are kept (exactly, or
+within the stated harmonisation tolerance), only a thin outline is blended, and a contact shadow
+grounds it."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from templates.composite import Placement, composite
+from templates.composite import PRODUCT_TOLERANCE, Placement, composite
 
 DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
 
@@ -29,19 +30,40 @@ def scene() -> Image.Image:
     return Image.fromarray(pixels)
 
 
-def test_the_product_keeps_its_own_pixels():
-    result = composite(scene(), product_photo(), (640, 360))
-    frame = np.asarray(result.image)
-    inside = np.asarray(result.interior) > 0
+def placed_product(result) -> tuple[np.ndarray, np.ndarray]:
+    """The frame and, at the same place, the scaled product photo as it went in."""
+    frame = np.asarray(result.image).astype(int)
     left, top, right, bottom = result.box
     placed = np.zeros_like(frame)
     placed[top:bottom, left:right] = np.asarray(result.product.convert("RGB"))
+    return frame, placed
+
+
+def test_the_product_keeps_its_own_pixels():
+    result = composite(scene(), product_photo(), (640, 360), harmonise=0)
+    frame, placed = placed_product(result)
+    inside = np.asarray(result.interior) > 0
     assert np.array_equal(frame[inside], placed[inside])  # exact, text included
+    left, top, right, bottom = result.box
     opaque = np.zeros(inside.shape, dtype=bool)
     opaque[top:bottom, left:right] = np.asarray(result.product.getchannel("A")) == 255
     assert inside.sum() >= 0.9 * opaque.sum()  # only a thin outline is blended
     # Scaled to the placement: 55 % of the frame's height, standing at 90 %.
     assert bottom - top == round(0.55 * 360) and bottom == round(0.9 * 360)
+
+
+def test_harmonisation_tints_the_product_toward_the_scene_within_the_tolerance():
+    dusk = Image.new("RGB", (400, 300), (40, 60, 150))  # a deep blue evening
+    result = composite(dusk, product_photo(), (640, 360))
+    frame, placed = placed_product(result)
+    inside = np.asarray(result.interior) > 0
+    moved = frame[inside] - placed[inside]
+    assert np.abs(moved).max() <= PRODUCT_TOLERANCE  # the red can stays that red can
+    blue, red = moved[..., 2].mean(), moved[..., 0].mean()
+    assert blue > 2 and red < -2  # ...yet it is lit by the blue light around it
+    # The printed text is as legible as before: its contrast to the can is unchanged.
+    text = placed[inside].sum(-1) > 600
+    assert text.any() and np.abs(np.ptp(frame[inside][:, 0]) - np.ptp(placed[inside][:, 0])) <= 1
 
 
 def test_the_outline_blends_and_a_shadow_grounds_the_product():

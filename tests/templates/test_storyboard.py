@@ -27,6 +27,29 @@ def test_storyboard_fills_copy_timing_and_visual_needs(brief):
     assert board.scenes[-1].logo and board.duration == 30
 
 
+def test_scenes_in_another_order(brief):
+    template = load_template("storefront")
+    board = build_storyboard(template, brief, order=[0, 3, 1, 2, 4])
+    assert [s.kind for s in board.scenes] == [
+        "establishing",
+        "offer",
+        "storefront",
+        "feature",
+        "end_card",
+    ]
+    assert [s.origin for s in board.scenes] == [0, 3, 1, 2, 4]
+    assert [s.start for s in board.scenes] == [0, 6, 11, 18, 25]  # retimed, same length
+    assert board.scenes[1].copy_text == {"offer": "20% off all beans"}
+    # Whatever the order, the opening scene cuts in and every crossfade fits its neighbours.
+    opened = build_storyboard(template, brief, order=[4, 0, 1, 2, 3])
+    assert opened.scenes[0].transition.type == "cut"
+    for before, scene in zip(opened.scenes, opened.scenes[1:], strict=False):
+        if scene.transition.type == "crossfade":
+            assert scene.transition.duration < min(before.duration, scene.duration)
+    with pytest.raises(ValueError, match="names each of the 5 scenes once"):
+        build_storyboard(template, brief, order=[0, 0, 1, 2, 3])
+
+
 def test_copy_that_does_not_fit_names_the_slot(brief):
     long = brief.model_copy(
         update={"offer": "An unbelievable forty percent off every single bag", "cta_url": ""}

@@ -1,0 +1,112 @@
+"""Sign-up, sign-in and sessions. A user belongs to one business; every request the web app
+serves is resolved to that business, so it reads only that business's data.
+
+Passwords are hashed with scrypt (memory-hard, in the standard library) and a per-user salt;
+session tokens are random and only their SHA-256 is stored, so a leaked database signs no one in.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from app.services.context import AppContext
+from storage import accounts
+from storage.businesses import create_business
+from storage.models import Business, User
+
+SESSION_DAYS = 14
+MIN_PASSWORD = 10
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+SCRYPT = {"n": 2**14, "r": 8, "p": 1}  # ~16 MiB and ~50 ms a check
+
+
+class SignInFailed(ValueError):
+    """Wrong email or password (which of the two is not said)."""
+
+
+@dataclass(frozen=True)
+class Account:
+    user_id: int
+    email: str
+    business_id: int
+    business_name: str
+
+
+def sign_up(ctx: AppContext, business_name: str, email: str, password: str) -> Account:
+    """A new business with its first user."""
+    email = email.strip().lower()
+    if not EMAIL.match(email) or len(email) > 254:
+        raise ValueError("enter an email address like owner@example.com")
+    if len(password) < MIN_PASSWORD:
+        raise ValueError(f"a password needs at least {MIN_PASSWORD} characters")
+    with ctx.db.session() as session:
+        business = create_business(session, business_name)
+        user = accounts.create_user(session, business.id, email, hash_password(password))
+        return _account(user, business)
+
+
+def sign_in(ctx: AppContext, email: str, password: str) -> str:
+    """A new session token for the user; raises SignInFailed."""
+    with ctx.db.session() as session:
+        user = accounts.user_by_email(session, email)
+        if user is None or not verify_password(password, user.password_hash):
+            raise SignInFailed("wrong email or password")
+        token = secrets.token_urlsafe(32)
+        expires = datetime.now(UTC) + timedelta(days=SESSION_DAYS)
+        accounts.add_session(session, user.id, _digest(token), expires)
+    return token
+
+
+def account_for(ctx: AppContext, token: str | None) -> Account | None:
+    if not token:
+        return None
+    with ctx.db.session() as session:
+        user = accounts.user_for_session(session, _digest(token), datetime.now(UTC))
+        return None if user is None else _account(user, session.get(Business, user.business_id))
+
+
+def sign_out(ctx: AppContext, token: str) -> None:
+    with ctx.db.session() as session:
+        accounts.end_session(session, _digest(token))
+
+
+def hash_password(password: str) -> str:
+    salt = secrets.token_bytes(16)
+    key = hashlib.scrypt(password.encode(), salt=salt, **SCRYPT)
+    encoded = (base64.b64encode(v).decode() for v in (salt, key))
+    return "scrypt${n}${r}${p}$".format(**SCRYPT) + "$".join(encoded)
+
+
+def verify_password(password: str, stored: str) -> bool:
+    try:
+        scheme, n, r, p, salt, key = stored.split("$")
+    except ValueError:
+        return False
+    if scheme != "scrypt":
+        return False
+    again = hashlib.scrypt(
+        password.encode(), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p)
+    )
+    return hmac.compare_digest(again, base64.b64decode(key))
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _account(user: User, business: Business) -> Account:
+    return Account(user.id, user.email, business.id, business.name)
+
+
+def account_of_user(ctx: AppContext, user_id: int) -> Account:
+    with ctx.db.session() as session:
+        user = session.get(User, user_id)
+        if user is None:
+            raise SignInFailed("your session has ended; sign in again")
+        return _account(user, session.get(Business, user.business_id))

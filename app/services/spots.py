@@ -1,0 +1,392 @@
+"""A spot from a brief: the business's words, photos and brand on a template; its storyboard;
+candidate backgrounds for its setting; and its base variant, the creative as briefed, which
+the preview shows and every personalized variant descends from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PIL import Image
+from pydantic import ValidationError
+
+from app.services.backgrounds import background, setting_request, stored_request
+from engine.loading import preset_for
+from engine.version import ENGINE_VERSION
+from storage.models import Business, Spot
+from storage.repos.variants import GenerationParams
+from templates.export import scene_stills
+from templates.motion import Still
+from templates.spec import all_templates, load_template
+from templates.storyboard import Brief, build_storyboard
+
+if TYPE_CHECKING:
+    from app.services.context import AppContext
+    from engine import Engine, TextToImage
+
+FRAME = (1280, 720)  # a variant's key frame
+BRAND_FILES = ("logo", "heading_font", "body_font")
+MAX_PHOTOS = 5
+
+
+@dataclass(frozen=True)
+class TemplateChoice:
+    id: str
+    name: str
+    duration: int
+    use_case: str
+    scenes: int
+    thumbnail: Path
+
+
+@dataclass(frozen=True)
+class BriefForm:
+    """What the brief page collects. Paths are uploads, still outside the asset store."""
+
+    campaign_name: str
+    template_id: str
+    copy: dict[str, str]  # Brief's text fields: headline, offer, cta_text, ...
+    colors: list[str]
+    product_photos: list[Path]
+    objective: str = ""
+    logo: Path | None = None
+    heading_font: Path | None = None
+    body_font: Path | None = None
+
+
+@dataclass(frozen=True)
+class SceneCard:
+    index: int
+    kind: str
+    start: float
+    duration: float
+    copy: dict[str, str]
+    still: Image.Image
+
+
+@dataclass(frozen=True)
+class SpotView:
+    id: int
+    campaign_id: int
+    campaign_name: str
+    template_id: str
+    duration: int
+    brief: Brief
+    product_asset_ids: tuple[int, ...]
+    base_variant_id: int | None
+
+
+def template_choices(ctx: AppContext, duration: int | None = None) -> list[TemplateChoice]:
+    """The templates (of one length, if given), each with a thumbnail: its scenes in order,
+    drawn once with sample copy."""
+    folder = ctx.settings.data_dir / "thumbnails"
+    folder.mkdir(parents=True, exist_ok=True)
+    choices = []
+    for t in all_templates():
+        if duration is not None and t.duration != duration:
+            continue
+        thumbnail = folder / f"{t.id}-{t.version}.png"
+        if not thumbnail.exists():
+            stills = scene_stills(build_storyboard(t, SAMPLE), {}, (320, 180))
+            _contact_sheet(stills).save(thumbnail)
+        choices.append(
+            TemplateChoice(t.id, t.name, t.duration, t.use_case, len(t.scenes), thumbnail)
+        )
+    return choices
+
+
+def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
+    """A campaign and its spot from the brief. Copy that does not fit the template, a photo
+    that is not an image, a missing field: each refused with what to change, nothing stored."""
+    template = load_template(form.template_id)
+    if not form.product_photos:
+        raise ValueError("add a photo of your product")
+    if len(form.product_photos) > MAX_PHOTOS:
+        raise ValueError(f"at most {MAX_PHOTOS} product photos")
+    with ctx.db.session() as session:
+        business_name = session.get(Business, business_id).name
+    given = {k: v for k, v in form.copy.items() if v}  # an empty field takes the default
+    brief = brief_of({"business_name": business_name, **given, "brand": {"colors": form.colors}})
+    build_storyboard(template, brief)  # CopyError says which line is too long for which scene
+    with ctx.tenant(business_id) as tenant:
+        photos = [_image_asset(tenant, p, "product photo") for p in form.product_photos]
+        files: dict[str, int] = {}
+        if form.logo is not None:
+            files["logo"] = _image_asset(tenant, form.logo, "logo")
+        for role in ("heading_font", "body_font"):
+            path = getattr(form, role)
+            if path is not None:
+                asset = tenant.assets.add(path, path.name)
+                if not asset.media_type.startswith("font/"):
+                    raise ValueError(f"the {role.replace('_', ' ')} must be a TTF or OTF file")
+                files[role] = asset.id
+        campaign = tenant.campaigns.create(form.campaign_name, form.objective)
+        copy = {**brief.model_dump(mode="json"), "brand_assets": files}
+        spot = tenant.campaigns.create_spot(
+            campaign.id,
+            template_id=template.id,
+            template_version=template.version,
+            duration_s=template.duration,
+            copy=copy,
+            product_asset_ids=photos,
+        )
+        return _view(tenant, spot)
+
+
+def spot_view(ctx: AppContext, business_id: int, spot_id: int) -> SpotView:
+    with ctx.tenant(business_id) as tenant:
+        return _view(tenant, tenant.campaigns.spot(spot_id))
+
+
+def storyboard(ctx: AppContext, engine: Engine, business_id: int, spot_id: int) -> list[SceneCard]:
+    """The spot's scenes in their order with their copy, each drawn over its background once one
+    is chosen (over the brand card before)."""
+    with ctx.tenant(business_id) as tenant:
+        spot = tenant.campaigns.spot(spot_id)
+        base = tenant.variants.base_of(spot_id)
+        params = None if base is None else GenerationParams.of(base)
+        extra = spot.copy if params is None else params.extra
+        copy = spot.copy if params is None else params.extra["copy"]
+        brief = resolved_brief(tenant, copy, extra.get("brand_assets", {}))
+    board = build_storyboard(load_template(spot.template_id), brief, extra.get("scene_order"))
+    visuals: dict[int, Still] = {}
+    if params is not None:
+        backdrops = scene_backdrops(ctx, engine, business_id, params, board)
+        visuals = {index: Still(picture) for index, picture in backdrops.items()}
+    stills = scene_stills(board, visuals, (480, 270))
+    return [
+        SceneCard(s.index, s.kind, s.start, s.duration, dict(s.copy_text), still)
+        for s, still in zip(board.scenes, stills, strict=True)
+    ]
+
+
+def scene_backdrops(
+    ctx: AppContext, engine: Engine, business_id: int, params: GenerationParams, board
+) -> dict[int, Image.Image]:
+    """Each scene's background by its place in the spot: the variant's own, or, for a scene
+    regenerated on its own, the same prompt at that scene's seed. Brand cards need none."""
+    by_seed: dict[int, Image.Image] = {}
+    backdrops = {}
+    for scene in board.scenes:
+        if scene.visual.source == "brand":
+            continue
+        seed = scene_seed(params.extra, scene.origin, params.seed)
+        if seed not in by_seed:
+            request = replace(stored_request(params), seed=seed)
+            made = background(ctx, engine, business_id, request)
+            with (
+                ctx.tenant(business_id) as tenant,
+                Image.open(tenant.assets.path(made.asset_id)) as image,
+            ):
+                image.load()
+                by_seed[seed] = image
+        backdrops[scene.index] = by_seed[seed]
+    return backdrops
+
+
+def scene_seed(extra: dict[str, Any], origin: int, default: int) -> int:
+    return int(extra.get("scene_seeds", {}).get(str(origin), default))
+
+
+def reorder_scenes(
+    ctx: AppContext, engine: Engine, business_id: int, spot_id: int, positions: list[int]
+) -> int:
+    """Put the spot's scenes in another order: `positions` lists the scenes by their current
+    places (0-based), each once, in the order wanted. A new base variant records it. Returns
+    the base's id."""
+    with ctx.tenant(business_id) as tenant:
+        spot = tenant.campaigns.spot(spot_id)
+        template = load_template(spot.template_id)
+        current = spot.copy.get("scene_order") or list(range(len(template.scenes)))
+        if sorted(positions) != list(range(len(current))):
+            raise ValueError(
+                f"a scene order names each of the {len(current)} scenes once, 1 to "
+                f"{len(current)}; got {[p + 1 for p in positions]}"
+            )
+        order = [current[p] for p in positions]
+        build_storyboard(template, brief_of(spot.copy), order)
+        spot.copy = {**spot.copy, "scene_order": order}
+        seed = _base_seed(tenant, spot_id)
+    return choose_background(ctx, engine, business_id, spot_id, seed)
+
+
+def regenerate_scene(
+    ctx: AppContext, engine: Engine, business_id: int, spot_id: int, position: int
+) -> int:
+    """Give one scene (0-based place in the spot) a background of its own, drawn anew; a new
+    base variant records it. Returns the base's id."""
+    with ctx.tenant(business_id) as tenant:
+        spot = tenant.campaigns.spot(spot_id)
+        order = spot.copy.get("scene_order")
+        board = build_storyboard(load_template(spot.template_id), brief_of(spot.copy), order)
+        if not 0 <= position < len(board.scenes):
+            raise ValueError(f"the spot has scenes 1 to {len(board.scenes)}")
+        scene = board.scenes[position]
+        if scene.visual.source == "brand":
+            raise ValueError(f"scene {position + 1} is a brand card: it has no background")
+        seed = _base_seed(tenant, spot_id)
+        seeds = dict(spot.copy.get("scene_seeds", {}))
+        seeds[str(scene.origin)] = max([seed, *seeds.values()]) + 1  # a picture no scene has
+        spot.copy = {**spot.copy, "scene_seeds": seeds}
+    return choose_background(ctx, engine, business_id, spot_id, seed)
+
+
+def background_candidates(
+    ctx: AppContext,
+    engine: Engine,
+    business_id: int,
+    spot_id: int,
+    *,
+    seeds: range = range(3),
+    preset: str | None = None,
+    recipe: str = "balanced",
+) -> list[tuple[int, Path]]:
+    """Backgrounds for the spot's setting, one per seed (each made once and kept)."""
+    preset = preset or ctx.settings.model
+    with ctx.tenant(business_id) as tenant:
+        setting = brief_of(tenant.campaigns.spot(spot_id).copy).setting
+    made = []
+    for seed in seeds:
+        request = setting_request(setting, preset=preset, seed=seed, recipe=recipe)
+        result = background(ctx, engine, business_id, request)
+        with ctx.tenant(business_id) as tenant:
+            made.append((seed, tenant.assets.path(result.asset_id)))
+    return made
+
+
+def choose_background(
+    ctx: AppContext,
+    engine: Engine,
+    business_id: int,
+    spot_id: int,
+    seed: int,
+    *,
+    preset: str | None = None,
+    recipe: str = "balanced",
+) -> int:
+    """Make the background of this seed the spot's: a new base variant (the previous base, if
+    any, is its parent). Choosing the current one again changes nothing. Returns the base's id."""
+    preset = preset or ctx.settings.model
+    revision = engine.revision(preset)
+    with ctx.tenant(business_id) as tenant:
+        spot = tenant.campaigns.spot(spot_id)
+        current = tenant.variants.base_of(spot_id)
+        brief = brief_of(spot.copy)
+        request = setting_request(brief.setting, preset=preset, seed=seed, recipe=recipe)
+        params = generation_params(
+            request, revision, {"role": "base", **variant_inputs(spot, brief)}
+        )
+        if current is not None and GenerationParams.of(current) == params:
+            return current.id
+        parent = None if current is None else current.id
+        return tenant.variants.create(spot_id, params, parent_id=parent).id
+
+
+def base_variant(
+    ctx: AppContext, engine: Engine, business_id: int, spot_id: int, *, preset: str, recipe: str
+) -> int:
+    """The spot's base variant, made with the first candidate background if none was chosen."""
+    with ctx.tenant(business_id) as tenant:
+        current = tenant.variants.base_of(spot_id)
+        if current is not None:
+            return current.id
+    return choose_background(ctx, engine, business_id, spot_id, 0, preset=preset, recipe=recipe)
+
+
+def brief_of(copy: dict[str, Any]) -> Brief:
+    try:
+        return Brief.model_validate(copy)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ValueError(f"the brief is incomplete: {problems}") from None
+
+
+def resolved_brief(tenant, copy: dict[str, Any], brand_assets: dict[str, int]) -> Brief:
+    """The brief with its brand files (logo, fonts) pointing at the stored assets."""
+    brief = brief_of(copy)
+    files = {r: tenant.assets.path(int(a)) for r, a in brand_assets.items() if r in BRAND_FILES}
+    if not files:
+        return brief
+    return brief.model_copy(update={"brand": brief.brand.model_copy(update=files)})
+
+
+def variant_inputs(spot: Spot, copy: Brief) -> dict[str, Any]:
+    """What a variant is made from besides its background: the product photo, the frame, the
+    copy (adapted to its audience), the brand files, the scene order and the scenes' own seeds,
+    so it renders the same whatever changes later in the library or the brief."""
+    return {
+        "product_asset_id": spot.product_assets[0].id,
+        "frame": list(FRAME),
+        "copy": copy.model_dump(mode="json"),
+        "brand_assets": dict(spot.copy.get("brand_assets", {})),
+        "scene_order": spot.copy.get("scene_order"),
+        "scene_seeds": dict(spot.copy.get("scene_seeds", {})),
+    }
+
+
+def generation_params(request: TextToImage, revision: str, extra: dict) -> GenerationParams:
+    """Everything that determines a variant, with the preset's defaults written out."""
+    preset = preset_for(request.preset)
+    return GenerationParams(
+        model_id=preset.id,
+        model_revision=revision,
+        task=request.task.value,
+        prompt=request.prompt,
+        seed=request.seed,
+        steps=request.steps or preset.steps,
+        guidance=preset.guidance if request.guidance is None else request.guidance,
+        width=request.width or preset.width,
+        height=request.height or preset.height,
+        recipe=request.recipe,
+        engine_version=ENGINE_VERSION,
+        extra=extra,
+    )
+
+
+SAMPLE_COPY = {  # template thumbnails, the demo, and examples
+    "business_name": "Harbor Coffee",
+    "product_name": "Espresso",
+    "headline": "Fresh espresso, fast",
+    "body": "Roasted on the harbor every morning.",
+    "offer": "20 % off this week",
+    "cta_text": "Order online",
+    "cta_url": "harborcoffee.com",
+    "tagline": "Good mornings start here",
+}
+SAMPLE = Brief(**SAMPLE_COPY)
+
+
+def _contact_sheet(stills: list[Image.Image], columns: int = 2) -> Image.Image:
+    width, height = stills[0].size
+    rows = -(-len(stills) // columns)
+    sheet = Image.new("RGB", (columns * width + columns - 1, rows * height + rows - 1), "white")
+    for i, still in enumerate(stills):
+        sheet.paste(still, ((i % columns) * (width + 1), (i // columns) * (height + 1)))
+    return sheet
+
+
+def _image_asset(tenant, path: Path, what: str) -> int:
+    asset = tenant.assets.add(path, path.name)
+    if not asset.media_type.startswith("image/"):
+        raise ValueError(f"the {what} must be a PNG, JPEG or WebP image, not {asset.media_type}")
+    return asset.id
+
+
+def _base_seed(tenant, spot_id: int) -> int:
+    base = tenant.variants.base_of(spot_id)
+    return 0 if base is None else base.seed
+
+
+def _view(tenant, spot: Spot) -> SpotView:
+    base = tenant.variants.base_of(spot.id)
+    return SpotView(
+        spot.id,
+        spot.campaign_id,
+        spot.campaign.name,
+        spot.template_id,
+        int(spot.duration_s),
+        brief_of(spot.copy),
+        tuple(a.id for a in spot.product_assets),
+        None if base is None else base.id,
+    )

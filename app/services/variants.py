@@ -1,0 +1,118 @@
+"""Variants as a business sees them: a gallery filtered by geography and audience, two side by
+side, and a campaign's lineage tree (base creatives and what was personalized from them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from app.services import library
+from storage.models import Variant
+
+if TYPE_CHECKING:
+    from app.services.context import AppContext
+
+
+@dataclass(frozen=True)
+class VariantCard:
+    id: int
+    spot_id: int
+    parent_id: int | None
+    geography: str  # "as briefed" for a base
+    audience: str
+    status: str
+    error: str | None
+    frame: Path | None  # the key frame, once made
+    seed: int
+    prompt: str
+    headline: str
+
+    @property
+    def caption(self) -> str:
+        return f"#{self.id} · {self.geography} · {self.audience}"
+
+
+def cards(
+    ctx: AppContext,
+    business_id: int,
+    spot_id: int,
+    *,
+    geography: str | None = None,
+    audience: str | None = None,
+    personalized_only: bool = False,
+    limit: int | None = None,
+) -> list[VariantCard]:
+    """The spot's variants, oldest first, optionally only one place's or audience's (by name)
+    and only the newest `limit`; a few queries whatever the number of variants."""
+    names = _names(ctx, business_id)
+    geographies, audiences = ({v: k for k, v in n.items()} for n in names)
+    with ctx.tenant(business_id) as tenant:
+        chosen = [
+            v
+            for v in tenant.variants.list(spot_id)
+            if (geography is None or v.geography_id == geographies.get(geography))
+            and (audience is None or v.audience_id == audiences.get(audience))
+            and not (personalized_only and v.geography_id is None)
+        ]
+        if limit is not None:
+            chosen = chosen[-limit:]  # the newest
+        frames = tenant.variants.frames([v.id for v in chosen])
+        return [_card(tenant, v, names, frames.get(v.id)) for v in chosen]
+
+
+def card(ctx: AppContext, business_id: int, variant_id: int) -> VariantCard:
+    names = _names(ctx, business_id)
+    with ctx.tenant(business_id) as tenant:
+        frame = tenant.variants.frames([variant_id]).get(variant_id)
+        return _card(tenant, tenant.variants.get(variant_id), names, frame)
+
+
+def lineage_markdown(ctx: AppContext, business_id: int, campaign_id: int) -> str:
+    """The campaign as a nested list: spots, their base creatives (each later base under the
+    one it replaced), and the variants personalized from each."""
+    names = _names(ctx, business_id)
+    lines: list[str] = []
+    with ctx.tenant(business_id) as tenant:
+        campaign = tenant.campaigns.get(campaign_id)
+        lines.append(f"**{campaign.name}**")
+        for spot in tenant.campaigns.spots(campaign_id):
+            lines.append(f"- Spot #{spot.id} · {spot.template_id} · {spot.duration_s:g} s")
+            variants = tenant.variants.list(spot.id)
+            children: dict[int | None, list[Variant]] = {}
+            for v in variants:
+                children.setdefault(v.parent_id, []).append(v)
+            stack = [(v, 1) for v in reversed(children.get(None, []))]
+            while stack:  # depth first, oldest sibling first
+                v, depth = stack.pop()
+                c = _card(tenant, v, names, None)
+                lines.append(f"{'  ' * depth}- #{c.id} {c.geography} · {c.audience} ({c.status})")
+                stack += [(child, depth + 1) for child in reversed(children.get(v.id, []))]
+            if not variants:
+                lines.append("  - no variants yet")
+    return "\n".join(lines)
+
+
+def _names(ctx: AppContext, business_id: int) -> tuple[dict[int, str], dict[int, str]]:
+    geographies = {g.id: g.name for g in library.geographies(ctx, business_id)}
+    audiences = {a.id: a.name for a in library.audiences(ctx, business_id)}
+    return geographies, audiences
+
+
+def _card(tenant, v: Variant, names, frame_asset: int | None) -> VariantCard:
+    geographies, audiences = names
+    frame = None if frame_asset is None else tenant.assets.path(frame_asset)
+    base = v.geography_id is None
+    return VariantCard(
+        v.id,
+        v.spot_id,
+        v.parent_id,
+        "as briefed" if base else geographies.get(v.geography_id, "?"),
+        "everyone" if v.audience_id is None else audiences.get(v.audience_id, "?"),
+        v.status.value,
+        v.last_error,
+        frame,
+        v.seed,
+        v.prompt,
+        str(v.extra_params.get("copy", {}).get("headline", "")),
+    )

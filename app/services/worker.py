@@ -1,0 +1,64 @@
+"""The app's background worker: a thread in the web process that makes variant frames and
+renders spots from the job queue while the pages stay responsive, and settles an order once its
+last final is rendered."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING
+
+from app.services import bulk, orders, renders
+from app.services.jobs import Tallies, owner_name, work_one
+from storage.models import Job
+
+if TYPE_CHECKING:
+    from app.services.context import AppContext
+    from engine import Engine
+
+log = logging.getLogger(__name__)
+
+
+class Worker:
+    """A thread in the app process that works through the job queue while the app serves."""
+
+    def __init__(
+        self, ctx: AppContext, engine: Engine, *, lease_s: float = 300.0, idle_s: float = 0.25
+    ):
+        self._ctx, self._engine = ctx, engine
+        self._handlers = {bulk.KIND: bulk.FrameHandler(), renders.KIND: renders.RenderHandler()}
+        self._lease_s, self._idle_s = lease_s, idle_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="spotforge-worker", daemon=True)
+        self.tallies = Tallies()
+
+    def start(self) -> Worker:
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop after the job in hand (its lease lets another worker finish it otherwise)."""
+        self._stop.set()
+        self._thread.join(timeout)
+
+    def _loop(self) -> None:
+        owner = owner_name("app")
+        while not self._stop.is_set():
+            try:
+                job = work_one(
+                    self._ctx, self._engine, self._handlers,
+                    owner=owner, lease_s=self._lease_s, tallies=self.tallies,
+                )  # fmt: skip
+            except Exception:  # the database went away for a moment: try again shortly
+                log.exception("the worker could not take a job")
+                job = None
+            if job is None:
+                self._stop.wait(self._idle_s)
+            elif job.kind == renders.KIND and job.payload["tier"] == "final":
+                self._settle(job)
+
+    def _settle(self, job: Job) -> None:
+        try:
+            orders.settle(self._ctx, job.business_id, int(job.payload["variant_id"]))
+        except Exception:  # settling again when the page asks is enough
+            log.exception("could not settle the orders of variant %s", job.payload["variant_id"])

@@ -1,0 +1,667 @@
+"""What each control of the studio does, for the signed-in user's business only.
+
+Every handler takes the ids it acts on as plain inputs (a spot, a run, an order), so the same
+function is a button in the page and a named endpoint for gradio_client. Long work (renders,
+variant runs, finals) is queued for the app's worker; the handler streams where it stands:
+the queue position, progress, an estimate, and results as they arrive.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import logging
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import gradio as gr
+
+from app.services import (
+    AppContext,
+    accounts,
+    bulk,
+    businesses,
+    jobs,
+    library,
+    orders,
+    renders,
+    spots,
+    user_errors,
+    variants,
+)
+from app.services import files as files_service
+from app.services.matrix import plan_matrix
+
+log = logging.getLogger(__name__)
+POLL_S = 0.5
+CANDIDATES = 3  # backgrounds shown at a time
+GALLERY_MAX = 120  # variant frames shown at once (filter by place or audience for others)
+UNEXPECTED = "Something went wrong on our side. It has been logged; please try again."
+WATCH_S = 3600  # a page follows long work this long, then leaves it to finish unwatched
+STILL_WORKING = (
+    "Still working on it after an hour. It goes on without this page: come back later "
+    "(Library, or Check order)."
+)
+
+
+def friendly(fn: Callable) -> Callable:
+    """Errors a user can cause become a message in the page; anything else is logged and shown
+    as a plain apology, never a stack trace."""
+
+    def translate(exc: Exception) -> gr.Error:
+        if isinstance(exc, user_errors()):
+            return gr.Error(str(exc))
+        log.exception("%s failed", fn.__name__)
+        return gr.Error(UNEXPECTED)
+
+    if inspect.isgeneratorfunction(fn):
+
+        @functools.wraps(fn)
+        def stream(*args, **kwargs):
+            try:
+                yield from fn(*args, **kwargs)
+            except gr.Error:
+                raise
+            except Exception as exc:
+                raise translate(exc) from None
+
+        return stream
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except gr.Error:
+            raise
+        except Exception as exc:
+            raise translate(exc) from None
+
+    return call
+
+
+@dataclass(frozen=True)
+class Catalog:
+    templates: list[tuple[str, str]]
+    geographies: list[str]
+    audiences: list[str]
+
+
+class Studio:
+    def __init__(self, ctx: AppContext, engine):
+        self.ctx, self.engine = ctx, engine
+
+    def catalog(self) -> Catalog:
+        builtin = library.builtin_names()
+        templates = [(t.name, t.id) for t in spots.template_choices(self.ctx)]
+        return Catalog(templates, builtin[0], builtin[1])
+
+    # Who is asking -------------------------------------------------------------------------
+
+    def business(self, request: gr.Request) -> int:
+        if request is None or not request.username:
+            raise gr.Error("Sign in first.")
+        return accounts.account_of_user(self.ctx, int(request.username)).business_id
+
+    @friendly
+    def welcome(self, request: gr.Request) -> str:
+        self.business(request)  # signed in
+        account = accounts.account_of_user(self.ctx, int(request.username))
+        return f"**{account.business_name}** · signed in as {account.email}"
+
+    @friendly
+    def spot_label(self, spot_id: int | None, request: gr.Request) -> str:
+        if not spot_id:
+            return "No spot yet: start with the brief."
+        view = spots.spot_view(self.ctx, self.business(request), int(spot_id))
+        return f"Working on **{view.campaign_name}** · spot #{view.id} · {view.template_id}"
+
+    # Brief ---------------------------------------------------------------------------------
+
+    @friendly
+    def templates(self, duration: int | str | None) -> tuple[list, gr.Dropdown]:
+        choices = spots.template_choices(self.ctx, int(duration) if duration else None)
+        gallery = [(str(t.thumbnail), f"{t.name} · {t.duration} s — {t.use_case}") for t in choices]
+        ids = [t.id for t in choices]
+        value = "product-hero" if "product-hero" in ids else (ids[0] if ids else None)
+        dropdown = gr.Dropdown(choices=[(t.name, t.id) for t in choices], value=value)
+        return gallery, dropdown
+
+    @friendly
+    def pick_template(self, duration: int | str | None, evt: gr.SelectData) -> str:
+        choices = spots.template_choices(self.ctx, int(duration) if duration else None)
+        return choices[evt.index].id
+
+    @friendly
+    def create_spot(
+        self,
+        campaign_name: str,
+        objective: str,
+        template_id: str,
+        product_photos: list[str] | None,
+        primary_colour: str,
+        accent_colour: str,
+        product_name: str,
+        headline: str,
+        body: str,
+        offer: str,
+        cta_text: str,
+        cta_url: str,
+        phone: str,
+        tagline: str,
+        setting: str,
+        logo: str | None = None,
+        heading_font: str | None = None,
+        body_font: str | None = None,
+        request: gr.Request = None,
+    ) -> tuple[int, list, str]:
+        """Create the campaign and its spot from the brief; returns the spot's id and storyboard.
+        Through the API, every field but the campaign's name and the photos has a default (the
+        page's); the template decides which copy it needs."""
+        business = self.business(request)
+        if not (campaign_name or "").strip():
+            raise gr.Error("Give the campaign a name.")
+        form = spots.BriefForm(
+            campaign_name=campaign_name,
+            objective=objective or "",
+            template_id=template_id or "",
+            copy={
+                "product_name": product_name,
+                "headline": headline,
+                "body": body,
+                "offer": offer,
+                "cta_text": cta_text,
+                "cta_url": cta_url,
+                "phone": phone,
+                "tagline": tagline,
+                "setting": setting,
+            },
+            colors=[_hex(primary_colour), _hex(accent_colour)],
+            product_photos=[Path(p) for p in product_photos or []],
+            logo=_path(logo),
+            heading_font=_path(heading_font),
+            body_font=_path(body_font),
+        )
+        spot = spots.create_spot(self.ctx, business, form)
+        gr.Info(f"Spot #{spot.id} created. Check its storyboard, then render a preview.")
+        gallery, table = self._storyboard(business, spot.id)
+        return spot.id, gallery, table
+
+    # Storyboard ----------------------------------------------------------------------------
+
+    @friendly
+    def storyboard(self, spot_id: int | None, request: gr.Request) -> tuple[list, str]:
+        return self._storyboard(self.business(request), _id(spot_id, "spot"))
+
+    def _storyboard(self, business: int, spot_id: int) -> tuple[list, str]:
+        cards = spots.storyboard(self.ctx, self.engine, business, spot_id)
+        gallery = [
+            (c.still, f"{c.index + 1}. {c.kind} · {c.start:g}–{c.start + c.duration:g} s")
+            for c in cards
+        ]
+        rows = ["| Scene | Time | Copy |", "|---|---|---|"]
+        for c in cards:
+            words = " / ".join(t for t in c.copy.values() if t) or "(brand card)"
+            rows.append(
+                f"| {c.index + 1}. {c.kind} | {c.start:g}–{c.start + c.duration:g} s | "
+                f"{_cell(words)} |"
+            )
+        return gallery, "\n".join(rows)
+
+    @friendly
+    def reorder_scenes(
+        self, spot_id: int | None, order: str | None, request: gr.Request
+    ) -> tuple[list, str]:
+        """Put the scenes in another order, written as their numbers: "1, 3, 2, 4"."""
+        business = self.business(request)
+        spot_id = _id(spot_id, "spot")
+        try:
+            numbers = [int(n) - 1 for n in (order or "").replace(",", " ").split()]
+        except ValueError:
+            raise gr.Error("Write the scene numbers in the new order, e.g. 1, 3, 2, 4.") from None
+        spots.reorder_scenes(self.ctx, self.engine, business, spot_id, numbers)
+        return self._storyboard(business, spot_id)
+
+    @friendly
+    def regenerate_scene(
+        self, spot_id: int | None, scene: int | None, request: gr.Request
+    ) -> tuple[list, str]:
+        """Draw a new background for one scene (its number in the spot), the others kept."""
+        business = self.business(request)
+        spot_id = _id(spot_id, "spot")
+        spots.regenerate_scene(self.ctx, self.engine, business, spot_id, _id(scene, "scene") - 1)
+        return self._storyboard(business, spot_id)
+
+    @friendly
+    def background_candidates(
+        self, spot_id: int | None, round_: int | None, request: gr.Request
+    ) -> tuple[list, int]:
+        """Candidate backgrounds for the spot's setting; each further round shows new ones."""
+        business = self.business(request)
+        round_ = int(round_ or 0)
+        first = round_ * CANDIDATES
+        made = spots.background_candidates(
+            self.ctx,
+            self.engine,
+            business,
+            _id(spot_id, "spot"),
+            seeds=range(first, first + CANDIDATES),
+        )
+        return [(str(path), f"background {seed}") for seed, path in made], round_
+
+    @friendly
+    def pick_candidate(self, round_: int | None, evt: gr.SelectData) -> int:
+        return int(round_ or 0) * CANDIDATES + evt.index
+
+    @friendly
+    def choose_background(
+        self, spot_id: int | None, seed: int | None, request: gr.Request
+    ) -> tuple[list, str, str]:
+        """Make background `seed` the spot's; returns the storyboard drawn over it."""
+        business = self.business(request)
+        spot_id = _id(spot_id, "spot")
+        if seed is None:
+            raise gr.Error("Pick a background first.")
+        spots.choose_background(self.ctx, self.engine, business, spot_id, int(seed))
+        gallery, table = self._storyboard(business, spot_id)
+        return gallery, table, f"Background {int(seed)} chosen."
+
+    # Preview -------------------------------------------------------------------------------
+
+    @friendly
+    def render_preview(self, spot_id: int | None, request: gr.Request) -> Iterator[tuple]:
+        """Render the spot as briefed, small and watermarked; streams progress, then the video
+        and its scene thumbnails."""
+        business = self.business(request)
+        spot_id = _id(spot_id, "spot")
+        base = spots.base_variant(
+            self.ctx,
+            self.engine,
+            business,
+            spot_id,
+            preset=self.ctx.settings.model,
+            recipe="balanced",
+        )
+        job = renders.enqueue(self.ctx, business, base, "preview")
+        typical = renders.typical_seconds(self.ctx, business, "preview")
+        began = time.monotonic()
+        for p in self._follow(business, job):
+            yield _job_status(p, time.monotonic() - began, typical, "preview"), None, None, job
+        done = renders.latest(self.ctx, business, base, "preview")
+        assert done is not None  # _follow raised unless the job finished
+        thumbnails = renders.scene_thumbnails(self.ctx, business, done)
+        verdict = "passes" if done.qc_passed else "fails"
+        status = f"Preview ready ({verdict} preview QC). Watch it, then personalize it."
+        yield status, str(done.path), thumbnails, job
+
+    @friendly
+    def cancel_job(self, job_id: int | None, request: gr.Request) -> str:
+        if job_id is None:
+            return "Nothing to cancel."
+        p = jobs.cancel(self.ctx, self.business(request), int(job_id))
+        return {
+            "cancelled": "Cancelled.",
+            "running": "It had already started: it will finish, and you can ignore it.",
+        }.get(p.state, f"Nothing to cancel: it is {p.state}.")
+
+    def _follow(self, business: int, job_id: int) -> Iterator[jobs.Progress]:
+        deadline = time.monotonic() + WATCH_S
+        while True:
+            if time.monotonic() > deadline:
+                raise gr.Error(STILL_WORKING)
+            p = jobs.progress(self.ctx, business, job_id)
+            if p.state == "done":
+                return
+            if p.state == "failed":
+                raise gr.Error(f"The render failed: {p.error}")
+            if p.state == "cancelled":
+                raise gr.Error("Cancelled.")
+            yield p
+            time.sleep(POLL_S)
+
+    # Personalize ---------------------------------------------------------------------------
+
+    @friendly
+    def library_choices(self, request: gr.Request) -> tuple[gr.CheckboxGroup, ...]:
+        business = self.business(request)
+        places = [g.name for g in library.geographies(self.ctx, business)]
+        people = [a.name for a in library.audiences(self.ctx, business)]
+        return (
+            gr.CheckboxGroup(choices=places),
+            gr.CheckboxGroup(choices=people),
+            gr.Dropdown(choices=["All", *places], value="All"),
+            gr.Dropdown(choices=["All", *people], value="All"),
+        )
+
+    @friendly
+    def plan_variants(
+        self,
+        spot_id: int | None,
+        geographies: list[str] | None,
+        audiences: list[str] | None,
+        request: gr.Request,
+    ) -> str:
+        """How many variants the choice makes and about how long they take."""
+        business = self.business(request)
+        if not geographies or not audiences:
+            return "Choose at least one place and one audience."
+        plan = self._plan(business, _id(spot_id, "spot"), geographies, audiences)
+        return (
+            f"**{plan.variants} variants** ({len(plan.geographies)} places × "
+            f"{len(plan.audiences)} audiences), {plan.backgrounds} backgrounds to make "
+            f"({plan.backgrounds_cached} already made): about {_duration(plan.estimated_s)}."
+        )
+
+    def _plan(self, business: int, spot_id: int, geographies: list[str], audiences: list[str]):
+        places = _by_name(library.geographies(self.ctx, business), geographies, "place")
+        people = _by_name(library.audiences(self.ctx, business), audiences, "audience")
+        return plan_matrix(
+            self.ctx,
+            self.engine,
+            business,
+            [spot_id],
+            places,
+            people,
+            preset=self.ctx.settings.model,
+        )
+
+    @friendly
+    def make_variants(
+        self,
+        spot_id: int | None,
+        geographies: list[str] | None,
+        audiences: list[str] | None,
+        request: gr.Request,
+    ) -> Iterator[tuple]:
+        """Start making every variant; streams progress and the frames as they finish. Returns
+        the run's key (to cancel it) last."""
+        business = self.business(request)
+        spot_id = _id(spot_id, "spot")
+        if not geographies or not audiences:
+            raise gr.Error("Choose at least one place and one audience.")
+        plan = self._plan(business, spot_id, geographies, audiences)
+        run = bulk.start(self.ctx, self.engine, business, plan)
+        began, first = time.monotonic(), bulk.run_status(self.ctx, business, run)
+        polls = 0
+        while True:
+            if time.monotonic() - began > WATCH_S:
+                yield STILL_WORKING, self._gallery(business, spot_id), run
+                return
+            polls += 1
+            if polls % 30 == 0:
+                bulk.reconcile(self.ctx, business, run)
+            report = bulk.run_status(self.ctx, business, run)
+            gallery = self._gallery(business, spot_id)
+            made = report.ready + report.failed - first.ready - first.failed
+            left = report.variants - report.ready - report.failed - report.cancelled
+            elapsed = time.monotonic() - began
+            if report.finished:
+                yield _run_summary(report), gallery, run
+                return
+            eta = elapsed / made * left if made else plan.estimated_s
+            yield (
+                f"Making variants: {report.ready} of {report.variants} ready"
+                f"{f', {report.failed} failed' if report.failed else ''}; about {_duration(eta)} "
+                "left. You can leave this page: the work goes on.",
+                gallery,
+                run,
+            )
+            time.sleep(POLL_S * 2)
+
+    @friendly
+    def cancel_variants(self, run: str | None, request: gr.Request) -> str:
+        if not run:
+            return "No run to stop."
+        report = bulk.cancel(self.ctx, self.business(request), run)
+        return f"Stopped: {report.ready} ready, {report.cancelled} not made. " + (
+            "Start again to make the rest."
+        )
+
+    @friendly
+    def variant_gallery(
+        self,
+        spot_id: int | None,
+        geography: str | None,
+        audience: str | None,
+        request: gr.Request,
+    ) -> list:
+        """The spot's variants, filtered by place and audience ("All" for any)."""
+        business = self.business(request)
+        return self._gallery(business, _id(spot_id, "spot"), geography=geography, audience=audience)
+
+    def _gallery(self, business, spot_id, *, geography=None, audience=None) -> list:
+        found = variants.cards(
+            self.ctx,
+            business,
+            spot_id,
+            personalized_only=True,
+            limit=GALLERY_MAX,
+            geography=None if geography in (None, "", "All") else geography,
+            audience=None if audience in (None, "", "All") else audience,
+        )
+        return [(str(c.frame), c.caption) for c in found if c.frame is not None]
+
+    @friendly
+    def variant_choices(self, spot_id: int | None, request: gr.Request) -> tuple:
+        business = self.business(request)
+        ready = [
+            c
+            for c in variants.cards(self.ctx, business, _id(spot_id, "spot"), limit=GALLERY_MAX)
+            if c.status in ("ready", "approved")
+        ]
+        choices = [(c.caption, c.id) for c in ready]
+        a = ready[0].id if ready else None
+        b = ready[1].id if len(ready) > 1 else a
+        return (
+            gr.Dropdown(choices=choices, value=a),
+            gr.Dropdown(choices=choices, value=b),
+            gr.CheckboxGroup(choices=choices, value=[]),
+        )
+
+    # Compare -------------------------------------------------------------------------------
+
+    @friendly
+    def compare(self, variant_a: int | None, variant_b: int | None, request: gr.Request) -> tuple:
+        """Two variants side by side: their frames and what made them."""
+        business = self.business(request)
+        out: list = []
+        for variant_id in (variant_a, variant_b):
+            c = variants.card(self.ctx, business, _id(variant_id, "variant"))
+            out += [
+                None if c.frame is None else str(c.frame),
+                f"**#{c.id}** · {c.geography} · {c.audience}  \nHeadline: {c.headline}  \n"
+                f"Background seed {c.seed}: _{c.prompt}_",
+            ]
+        return tuple(out)
+
+    # Approve, purchase, download -----------------------------------------------------------
+
+    @friendly
+    def quote(self, variant_ids: list[int] | None, request: gr.Request) -> tuple[int, str]:
+        """A quote for the chosen variants: returns the order's id and the price."""
+        order = orders.quote(self.ctx, self.business(request), [int(v) for v in variant_ids or []])
+        return order.id, _order_text(order)
+
+    @friendly
+    def approve(self, order_id: int | None, request: gr.Request) -> Iterator[tuple]:
+        """Approve the quote (the purchase) and render the broadcast finals; streams progress,
+        then the files and their QC reports."""
+        business = self.business(request)
+        yield from self._watch(business, orders.approve(self.ctx, business, _id(order_id, "order")))
+
+    @friendly
+    def retry_order(self, order_id: int | None, request: gr.Request) -> Iterator[tuple]:
+        """Render again the finals of a failed order that failed or missed QC."""
+        business = self.business(request)
+        yield from self._watch(business, orders.retry(self.ctx, business, _id(order_id, "order")))
+
+    @friendly
+    def cancel_order(self, order_id: int | None, request: gr.Request) -> tuple:
+        """Withdraw an order that is not yet approved (or failed)."""
+        business = self.business(request)
+        return self._delivered(business, orders.cancel(self.ctx, business, _id(order_id, "order")))
+
+    def _watch(self, business: int, order: orders.OrderView) -> Iterator[tuple]:
+        typical = renders.typical_seconds(self.ctx, business, "final") * len(order.variant_ids)
+        began = time.monotonic()
+        while order.status == "rendering":
+            if time.monotonic() - began > WATCH_S:
+                yield STILL_WORKING, None, ""
+                return
+            done = sum(d.qc_passed is not None for d in order.deliveries)
+            left = max(typical - (time.monotonic() - began), 0)
+            yield (
+                f"Rendering broadcast finals: {done} of {len(order.variant_ids)} done, about "
+                f"{_duration(left)} left. You can leave this page; Check order shows them.",
+                None,
+                "",
+            )
+            time.sleep(POLL_S * 2)
+            order = orders.status(self.ctx, business, order.id)
+        yield self._delivered(business, order)
+
+    @friendly
+    def order_status(self, order_id: int | None, request: gr.Request) -> tuple:
+        """Where an order stands, with its files once delivered."""
+        business = self.business(request)
+        return self._delivered(business, orders.status(self.ctx, business, _id(order_id, "order")))
+
+    def _delivered(self, business: int, order: orders.OrderView) -> tuple:
+        if order.status not in ("delivered", "failed"):
+            return _order_text(order), None, ""
+        files, links = [], []
+        folder = self.ctx.settings.data_dir / "downloads" / str(business)
+        folder.mkdir(parents=True, exist_ok=True)
+        for d in order.deliveries:
+            if d.render_id is None:
+                links.append(f"- Variant #{d.variant_id}: not rendered — {d.error}")
+                continue
+            final = files_service.render_download(self.ctx, business, d.render_id)
+            qc_file = folder / f"spotforge-render{d.render_id}-qc.json"
+            report = files_service.qc_report(self.ctx, business, d.render_id)
+            qc_file.write_text(json.dumps(report, indent=2))
+            files += [str(final.path), str(qc_file)]
+            verdict = "passes broadcast QC" if d.qc_passed else "FAILS broadcast QC"
+            links.append(
+                f"- Variant #{d.variant_id} ({verdict}): "
+                f"[download the spot](/download/render/{d.render_id}) · "
+                f"[QC report](/download/render/{d.render_id}/qc.json)"
+            )
+        return _order_text(order), files, "\n".join(links)
+
+    # Library -------------------------------------------------------------------------------
+
+    @friendly
+    def campaigns(self, request: gr.Request) -> tuple[list[list], gr.Dropdown]:
+        business = self.business(request)
+        found = businesses.list_campaigns(self.ctx, business)
+        rows = [[c.id, c.name, c.objective, c.status, f"{c.created_at:%Y-%m-%d}"] for c in found]
+        choices = [(f"#{c.id} {c.name}", c.id) for c in found]
+        return rows, gr.Dropdown(choices=choices, value=choices[0][1] if choices else None)
+
+    @friendly
+    def lineage(self, campaign_id: int | None, request: gr.Request) -> str:
+        """The campaign's spots and variants as a tree: each variant under what it came from."""
+        if campaign_id is None:
+            return "Choose a campaign."
+        return variants.lineage_markdown(self.ctx, self.business(request), int(campaign_id))
+
+    @friendly
+    def open_campaign(self, campaign_id: int | None, request: gr.Request) -> tuple:
+        """Continue a campaign: its spot becomes the one every step works on."""
+        business = self.business(request)
+        spot_id = businesses.first_spot(self.ctx, business, _id(campaign_id, "campaign"))
+        gallery, table = self._storyboard(business, spot_id)
+        return spot_id, gallery, table, f"Working on spot #{spot_id}."
+
+    @friendly
+    def duplicate_campaign(self, campaign_id: int | None, request: gr.Request) -> str:
+        copy = businesses.duplicate_campaign(
+            self.ctx, self.business(request), _id(campaign_id, "campaign")
+        )
+        return f"Duplicated as #{copy.id} {copy.name}."
+
+    @friendly
+    def rerender(self, variant_id: int | None, request: gr.Request) -> str:
+        """Render a variant's preview again from its stored parameters."""
+        business = self.business(request)
+        job = renders.enqueue(self.ctx, business, _id(variant_id, "variant"), "preview", again=True)
+        p = jobs.progress(self.ctx, business, job)
+        return f"Re-render queued (job {job}, {p.position} ahead of it)."
+
+
+def _id(value: int | float | str | None, what: str) -> int:
+    if value in (None, "", 0):  # ids start at 1; an empty number field holds 0
+        raise gr.Error(f"Choose a {what} first." if what != "spot" else "Start with the brief.")
+    return int(value)
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def _hex(colour: str | None) -> str:
+    """#RRGGBB from what the colour picker gives (#rgb, #rrggbb, #rrggbbaa or rgb()/rgba());
+    anything else is passed on for the brief to refuse with its own message."""
+    colour = (colour or "").strip()
+    rgb = re.fullmatch(r"rgba?\(\s*([\d.]+)\s*,\s*([\d.]+)\s*,\s*([\d.]+).*\)", colour)
+    if rgb:
+        return "#" + "".join(f"{min(255, round(float(v))):02X}" for v in rgb.groups())
+    if re.fullmatch(r"#[0-9A-Fa-f]{3}", colour):
+        return "#" + "".join(c * 2 for c in colour[1:]).upper()
+    if re.fullmatch(r"#[0-9A-Fa-f]{8}", colour):
+        return colour[:7].upper()
+    return colour.upper()
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _by_name(views, names: list[str], what: str) -> list[int]:
+    by_name = {v.name: v.id for v in views}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise gr.Error(f"There is no {what} called {unknown[0]!r}.")
+    return [by_name[n] for n in names]
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    return f"{round(seconds / 60)} min"
+
+
+def _job_status(p: jobs.Progress, elapsed: float, typical: float, what: str) -> str:
+    if p.state == "queued":
+        ahead = "next in line" if p.position == 0 else f"{p.position} jobs ahead of it"
+        return f"Your {what} is waiting: {ahead}."
+    left = max(typical - elapsed, 0)
+    return f"Rendering your {what}: {_duration(elapsed)} so far, about {_duration(left)} left."
+
+
+def _run_summary(report: bulk.RunReport) -> str:
+    parts = [f"{report.ready} of {report.variants} variants ready"]
+    if report.failed:
+        parts.append(f"{report.failed} failed (hover a card in the library for why)")
+    if report.cancelled:
+        parts.append(f"{report.cancelled} not made (stopped)")
+    return "Done: " + ", ".join(parts) + ". Compare them, then order the ones you want."
+
+
+def _order_text(order: orders.OrderView) -> str:
+    variants_text = ", ".join(f"#{v}" for v in order.variant_ids)
+    lines = [
+        f"**Order #{order.id}** · {order.status} · {order.quote_text} · variants {variants_text}"
+    ]
+    if order.status == "quoted":
+        lines.append("Approve to purchase: the broadcast files are rendered right away.")
+    if order.status == "failed":
+        lines.append(
+            "A final did not pass broadcast QC or could not be rendered (see below): "
+            "Render again, or cancel the order."
+        )
+    return "\n\n".join(lines)

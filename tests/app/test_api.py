@@ -1,0 +1,163 @@
+"""The same journey through the API with gradio_client, as a script or an agent would drive it;
+and one business cannot see another's campaigns or fetch its files, whatever URL it tries."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from gradio_client import Client, handle_file
+from PIL import Image
+from skimage import data
+
+from app.services.demo import BRIEF
+from templates import qc
+
+PASSWORD = "a-long-password"
+
+
+def sign_up(url: str, business: str, email: str) -> str:
+    """An account made through the sign-up form; returns an API token for it."""
+    form = f"business={business}&email={email}&password={PASSWORD}".encode()
+    urllib.request.urlopen(urllib.request.Request(url + "/signup", data=form))
+    return token(url, email, PASSWORD)
+
+
+def token(url: str, email: str, password: str) -> str:
+    body = json.dumps({"email": email, "password": password}).encode()
+    request = urllib.request.Request(
+        url + "/api/session", data=body, headers={"content-type": "application/json"}
+    )
+    return json.load(urllib.request.urlopen(request))["token"]
+
+
+def client(url: str, token: str) -> Client:
+    return Client(url + "/", headers={"Authorization": f"Bearer {token}"}, verbose=False)
+
+
+def status(url: str, path: str, token: str | None) -> int:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        return urllib.request.urlopen(urllib.request.Request(url + path, headers=headers)).status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def create_spot(api: Client, photo: Path, campaign: str) -> int:
+    """By keyword, as the README shows; the fields left out keep the page's defaults."""
+    spot, _board, scenes = api.predict(
+        campaign_name=campaign,
+        template_id="product-hero",
+        product_photos=[handle_file(str(photo))],
+        product_name=BRIEF["product_name"],
+        headline=BRIEF["headline"],
+        body=BRIEF["body"],
+        offer=BRIEF["offer"],
+        cta_text=BRIEF["cta_text"],
+        cta_url=BRIEF["cta_url"],
+        tagline=BRIEF["tagline"],
+        api_name="/create_spot",
+    )
+    assert "Fresh espresso, fast" in scenes
+    return int(spot)
+
+
+@pytest.fixture
+def photo(tmp_path) -> Path:
+    path = tmp_path / "espresso.png"
+    Image.fromarray(data.coffee()).save(path)
+    return path
+
+
+def test_the_whole_flow_through_the_api(app_server, photo, tmp_path):
+    with app_server() as url:
+        api = client(url, sign_up(url, "Harbor Coffee", "owner@harbor.test"))
+        assert "Harbor Coffee" in api.predict(api_name="/whoami")
+        spot = create_spot(api, photo, "Espresso week")
+        candidates, _ = api.predict(spot, 0, api_name="/background_candidates")
+        assert len(candidates) == 3
+        api.predict(spot, 1, api_name="/choose_background")
+        _board, table = api.predict(spot, "1, 3, 2, 4", api_name="/reorder_scenes")
+        assert [row.split("|")[1].strip() for row in table.splitlines()[2:]] == [
+            "1. establishing",
+            "2. offer",
+            "3. hero",
+            "4. end_card",
+        ]
+        api.predict(spot, 1, api_name="/regenerate_scene")  # a new background for the opening
+        with pytest.raises(Exception, match="brand card"):
+            api.predict(spot, 4, api_name="/regenerate_scene")
+
+        message, video, scenes, _job = api.predict(spot, api_name="/render_preview")
+        assert "Preview ready" in message and Path(video).stat().st_size > 0
+        assert len(scenes) == 4
+
+        places, people = ["San Francisco Bay Area", "Manhattan"], ["Young runners", "Retirees"]
+        assert "4 variants" in api.predict(spot, places, people, api_name="/plan_variants")
+        done, gallery, run = api.predict(spot, places, people, api_name="/make_variants")
+        assert "4 of 4 variants ready" in done and len(gallery) == 4 and run
+        captions = [item["caption"] for item in gallery]
+        assert "Manhattan · Retirees" in " ".join(captions)
+        only = api.predict(spot, "Manhattan", "All", api_name="/variant_gallery")
+        assert len(only) == 2 and all("Manhattan" in item["caption"] for item in only)
+
+        variant = int(captions[-1].split(" ")[0].lstrip("#"))
+        order, text = api.predict([variant], api_name="/quote")
+        assert "quoted" in text and "USD 49.00" in text
+        text, files, links = api.predict(order, api_name="/approve")
+        assert "delivered" in text, text
+        final = next(Path(f) for f in files if f.endswith(".mp4"))
+        report = qc.check(final, qc.BROADCAST)
+        assert report.passed, report.failures
+        qc_file = next(Path(f) for f in files if f.endswith("-qc.json"))
+        assert json.loads(qc_file.read_text())["passed"] is True
+        assert "/download/render/" in links
+
+        tree = api.predict(1, api_name="/lineage")
+        assert "as briefed" in tree and "Manhattan · Retirees (approved)" in tree
+
+
+def test_a_business_sees_only_its_own(app_server, photo):
+    with app_server() as url:
+        first = sign_up(url, "Harbor Coffee", "owner@harbor.test")
+        second = sign_up(url, "Rival Roasters", "owner@rival.test")
+        spot = create_spot(client(url, first), photo, "Espresso week")
+        _m, video, _s, _j = client(url, first).predict(spot, api_name="/render_preview")
+        rival = client(url, second)
+        rows, _ = rival.predict(api_name="/campaigns")
+        assert "Espresso week" not in json.dumps(rows)
+        for endpoint, args in (
+            ("/render_preview", (spot,)),
+            ("/choose_background", (spot, 0)),
+            ("/lineage", (1,)),
+        ):
+            with pytest.raises(Exception, match="not found"):
+                rival.predict(*args, api_name=endpoint)
+
+        # The first business's files, by every URL the app serves them from.
+        served = "/gradio_api/file=" + video
+        assert status(url, served, first) == 200
+        assert status(url, served, second) == 404
+        assert status(url, served, None) == 404
+        api = client(url, first)
+        order, _ = api.predict([1], api_name="/quote")  # the spot as briefed, bought as it is
+        text, files, _ = api.predict(order, api_name="/approve")
+        assert "delivered" in text
+        render = _render_id(files)
+        assert status(url, f"/download/render/{render}", first) == 200
+        assert status(url, f"/download/render/{render}", second) == 404
+        assert status(url, f"/download/render/{render}/qc.json", second) == 404
+        assert status(url, "/", None) == 200  # anyone gets the sign-in page...
+        assert status(url, f"/download/render/{render}", None) == 401  # ...and nothing else
+
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            token(url, "owner@harbor.test", "not the password")
+        assert refused.value.code == 401
+
+
+def _render_id(files: list[str]) -> int:
+    qc_name = next(Path(f).name for f in files if f.endswith("-qc.json"))
+    return int(qc_name.removeprefix("spotforge-render").removesuffix("-qc.json"))
