@@ -44,3 +44,7 @@ def user_for_session(session: Session, token_hash: str, now: datetime) -> User |
 
 def end_session(session: Session, token_hash: str) -> None:
     session.execute(delete(UserSession).where(UserSession.token_hash == token_hash))
+
+
+def end_expired_sessions(session: Session, now: datetime) -> None:
+    session.execute(delete(UserSession).where(UserSession.expires_at <= now))

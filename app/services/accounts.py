@@ -55,11 +55,14 @@ def sign_in(ctx: AppContext, email: str, password: str) -> str:
     """A new session token for the user; raises SignInFailed."""
     with ctx.db.session() as session:
         user = accounts.user_by_email(session, email)
-        if user is None or not verify_password(password, user.password_hash):
+        # An unknown email costs the same hash as a wrong password: timing tells nothing.
+        stored = _UNKNOWN if user is None else user.password_hash
+        if not verify_password(password, stored) or user is None:
             raise SignInFailed("wrong email or password")
+        now = datetime.now(UTC)
+        accounts.end_expired_sessions(session, now)
         token = secrets.token_urlsafe(32)
-        expires = datetime.now(UTC) + timedelta(days=SESSION_DAYS)
-        accounts.add_session(session, user.id, _digest(token), expires)
+        accounts.add_session(session, user.id, _digest(token), now + timedelta(days=SESSION_DAYS))
     return token
 
 
@@ -94,6 +97,9 @@ def verify_password(password: str, stored: str) -> bool:
         password.encode(), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p)
     )
     return hmac.compare_digest(again, base64.b64decode(key))
+
+
+_UNKNOWN = hash_password(secrets.token_urlsafe(16))  # checked against when no user matches
 
 
 def _digest(token: str) -> str:

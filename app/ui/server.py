@@ -79,12 +79,12 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
         return pages.sign_in()
 
     @app.post("/login")
-    def login(email: str = Form(""), password: str = Form("")) -> Response:
+    def login(request: Request, email: str = Form(""), password: str = Form("")) -> Response:
         try:
             token = accounts.sign_in(ctx, email, password)
         except accounts.SignInFailed as exc:
             return HTMLResponse(pages.sign_in(str(exc), email), status_code=401)
-        return _signed_in(token)
+        return _signed_in(token, request)
 
     @app.get("/signup", response_class=HTMLResponse)
     def signup_page() -> str:
@@ -92,14 +92,17 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
 
     @app.post("/signup")
     def signup(
-        business: str = Form(""), email: str = Form(""), password: str = Form("")
+        request: Request,
+        business: str = Form(""),
+        email: str = Form(""),
+        password: str = Form(""),
     ) -> Response:
         try:
             accounts.sign_up(ctx, business, email, password)
             token = accounts.sign_in(ctx, email, password)
         except ValueError as exc:
             return HTMLResponse(pages.sign_up(str(exc), business, email), status_code=400)
-        return _signed_in(token)
+        return _signed_in(token, request)
 
     @app.post("/logout")
     def logout(request: Request) -> Response:
@@ -169,10 +172,15 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
     )
 
 
-def _signed_in(token: str) -> Response:
+def _signed_in(token: str, request: Request) -> Response:
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(
-        COOKIE, token, httponly=True, samesite="lax", max_age=accounts.SESSION_DAYS * 86400
+        COOKIE,
+        token,
+        httponly=True,
+        samesite="lax",
+        secure=request.url.scheme == "https",  # behind TLS, never sent in the clear
+        max_age=accounts.SESSION_DAYS * 86400,
     )
     return response
 

@@ -9,7 +9,7 @@ import pytest
 
 from app.services import accounts
 from storage import accounts as stored
-from storage.models import User
+from storage.models import User, UserSession
 
 
 def test_sign_up_sign_in_and_out(ctx):
@@ -49,3 +49,6 @@ def test_an_expired_session_signs_no_one_in(ctx):
         yesterday = datetime.now(UTC) - timedelta(days=1)
         stored.add_session(session, account.user_id, accounts._digest("old-token"), yesterday)
     assert accounts.account_for(ctx, "old-token") is None
+    accounts.sign_in(ctx, "owner@harbor.test", "espresso-2026")  # signing in sweeps it away
+    with ctx.db.session() as session:
+        assert session.query(UserSession).count() == 1
