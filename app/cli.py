@@ -375,11 +375,12 @@ def render(
     from pydantic import ValidationError
 
     from engine.segmentation import Segmenter
+    from templates.errors import BriefError
     from templates.export import TIERS
     from templates.export import render as render_spot
     from templates.motion import Still
-    from templates.spec import TemplateError, load_template
-    from templates.storyboard import Brief, CopyError, build_storyboard
+    from templates.spec import load_template
+    from templates.storyboard import Brief, build_storyboard
 
     if tier not in TIERS:
         raise _fail(f"unknown tier {tier!r}; one of: {', '.join(TIERS)}")
@@ -390,7 +391,7 @@ def render(
         backdrop, photo = Image.open(background), Image.open(product)
         backdrop.load()
         photo.load()
-    except (TemplateError, CopyError, ValidationError, OSError) as exc:
+    except (BriefError, ValidationError, OSError) as exc:
         raise _fail(str(exc)) from exc
     cutout = Segmenter(Settings().segmentation_model).cutout(photo)
     visuals = {
@@ -400,7 +401,7 @@ def render(
     }
     try:
         result = render_spot(board, visuals, TIERS[tier], out, audio)
-    except (ValueError, RuntimeError) as exc:  # copy that cannot be laid out, unreadable audio
+    except (BriefError, RuntimeError) as exc:  # copy that cannot be laid out, unreadable audio
         raise _fail(str(exc)) from exc
     out.with_suffix(".qc.json").write_text(json.dumps(result.report.to_dict(), indent=2))
     typer.echo(result.report.text())
@@ -425,7 +426,6 @@ def bulk(
     preset: str = typer.Option(None, help="Model preset (default: SPOTFORGE_MODEL)."),
     recipe: str = typer.Option("balanced"),
     seed: int = typer.Option(0),
-    lease_s: float = typer.Option(60.0, help="How long a job stays with a worker that died."),
     reuse: bool = typer.Option(True, help="--no-reuse makes every background anew (to measure)."),
 ) -> None:
     """Make every variant of spots x geographies x audiences. Run it again after a crash or
@@ -465,7 +465,7 @@ def bulk(
                     bar.update(done - bar.n)
 
                 report = bulk_runs.work(
-                    ctx, engine, business, plan, lease_s=lease_s, reuse=reuse, on_variant=advance
+                    ctx, engine, business, plan, reuse=reuse, on_variant=advance
                 )
     except (*USER_ERRORS, EngineError) as exc:
         raise _fail(str(exc)) from exc
@@ -475,10 +475,12 @@ def bulk(
 
 
 def _ids_by_name(views, names: list[str], what: str) -> list[int]:
+    from app.services import UserError
+
     by_name = {v.name.lower(): v.id for v in views}
     unknown = [n for n in names if n.lower() not in by_name]
     if unknown:
-        raise ValueError(f"unknown {what} {unknown[0]!r}; see the library for the names")
+        raise UserError(f"unknown {what} {unknown[0]!r}; see the library for the names")
     return [by_name[n.lower()] for n in names]
 
 

@@ -20,6 +20,11 @@ class Settings(BaseSettings):
     )
     asset_dir: Path | None = Field(None, description="Asset store root; default: data_dir/assets.")
     max_asset_bytes: int = Field(512 * 1024 * 1024, gt=0, description="Largest accepted upload.")
+    web_dir: Path | None = Field(
+        None,
+        description="Uploads and per-session response files the pages are served; "
+        "default data_dir/web. Emptied when the app starts.",
+    )
     model_dir: Path | None = Field(
         None, description="Pulled model weights; default data_dir/models."
     )
@@ -36,6 +41,12 @@ class Settings(BaseSettings):
     )
     engine_max_batch: int = Field(4, ge=1, description="Largest batch of compatible requests.")
     engine_max_queued: int = Field(64, ge=1, description="Requests waiting before submit refuses.")
+    max_waiting_renders: int = Field(
+        16,
+        ge=1,
+        description="Previews and finals waiting, of all businesses, before more are "
+        "answered 'busy'.",
+    )
     max_waiting_jobs: int = Field(
         20_000, ge=1, description="Jobs one business may have waiting before new work is refused."
     )
@@ -49,6 +60,10 @@ class Settings(BaseSettings):
     @cached_property
     def resolved_model_dir(self) -> Path:
         return (self.model_dir or self.data_dir / "models").resolve()
+
+    @cached_property
+    def resolved_web_dir(self) -> Path:
+        return (self.web_dir or self.data_dir / "web").resolve()
 
     @cached_property
     def resolved_asset_dir(self) -> Path:

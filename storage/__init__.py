@@ -10,6 +10,7 @@ from storage.errors import (
     AssetTooLarge,
     InvalidAsset,
     InvalidTransition,
+    InvalidValue,
     NotFound,
     StorageError,
 )
@@ -21,6 +22,7 @@ __all__ = [
     "Database",
     "InvalidAsset",
     "InvalidTransition",
+    "InvalidValue",
     "NotFound",
     "StorageError",
     "Tenant",

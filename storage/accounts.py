@@ -9,18 +9,19 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from storage.errors import InvalidValue
 from storage.models import Business, User, UserSession
 
 
 def create_user(session: Session, business_id: int, email: str, password_hash: str) -> User:
     if session.get(Business, business_id) is None:
-        raise ValueError(f"business {business_id} does not exist")
+        raise InvalidValue(f"business {business_id} does not exist")
     user = User(business_id=business_id, email=email.strip().lower(), password_hash=password_hash)
     try:
         with session.begin_nested():
             session.add(user)
     except IntegrityError:
-        raise ValueError(f"{user.email} already has an account; sign in instead") from None
+        raise InvalidValue(f"{user.email} already has an account; sign in instead") from None
     return user
 
 
@@ -33,17 +34,24 @@ def add_session(session: Session, user_id: int, token_hash: str, expires_at: dat
     session.flush()
 
 
-def user_for_session(session: Session, token_hash: str, now: datetime) -> User | None:
-    """The user a live session belongs to; None for an unknown or expired one."""
+def live_session(session: Session, token_hash: str, now: datetime) -> UserSession | None:
+    """The live session of this token; None for an unknown or expired one."""
     return session.scalars(
-        select(User)
-        .join(UserSession, UserSession.user_id == User.id)
-        .where(UserSession.token_hash == token_hash, UserSession.expires_at > now)
+        select(UserSession).where(
+            UserSession.token_hash == token_hash, UserSession.expires_at > now
+        )
     ).one_or_none()
 
 
-def end_session(session: Session, token_hash: str) -> None:
-    session.execute(delete(UserSession).where(UserSession.token_hash == token_hash))
+def live_session_ids(session: Session, now: datetime) -> set[int]:
+    return set(session.scalars(select(UserSession.id).where(UserSession.expires_at > now)))
+
+
+def end_session(session: Session, token_hash: str) -> int | None:
+    """End the session of this token; returns its id (None if there was none)."""
+    return session.scalar(
+        delete(UserSession).where(UserSession.token_hash == token_hash).returning(UserSession.id)
+    )
 
 
 def end_expired_sessions(session: Session, now: datetime) -> None:

@@ -5,15 +5,16 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from storage.errors import InvalidValue
 from storage.models import Business
 
 
 def create_business(session: Session, name: str) -> Business:
     name = name.strip()
     if not name:
-        raise ValueError("a business needs a name")
+        raise InvalidValue("a business needs a name")
     if len(name) > 120:
-        raise ValueError("a business name has at most 120 characters")
+        raise InvalidValue("a business name has at most 120 characters")
     business = Business(name=name)
     session.add(business)
     session.flush()

@@ -20,12 +20,14 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
 
 
 def make_engine(url: str) -> Engine:
+    """An engine for `url`. Every backend hides SQL parameters (emails, token hashes) from the
+    errors it raises and the statements it logs: `hide_parameters=True`."""
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True)
+        return create_engine(url, pool_pre_ping=True, hide_parameters=True)
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"check_same_thread": False})
+    engine = create_engine(url, connect_args={"check_same_thread": False}, hide_parameters=True)
     event.listen(engine, "connect", _sqlite_pragmas)
     return engine
 

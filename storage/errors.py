@@ -14,6 +14,10 @@ class NotFound(StorageError):
         self.ident = ident
 
 
+class InvalidValue(StorageError):
+    """A value a user gave (a name, a colour, an email) that cannot be stored as it is."""
+
+
 class AssetTooLarge(StorageError):
     def __init__(self, limit: int):
         super().__init__(f"file is too large: the limit is {limit / 1e6:.1f} MB")

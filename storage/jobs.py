@@ -3,6 +3,9 @@
 A worker leases a job for a while; if it dies, the lease expires and another worker takes the
 job again. Claims are conditional UPDATEs (no row locks), which are atomic on SQLite and
 PostgreSQL alike. Failures are retried with exponential backoff until `max_attempts`.
+
+Leases are short and renewed while the work goes on (`heartbeat_many`), so a job of a process that
+died is taken again within `LEASE_S`, however long the job itself runs.
 """
 
 from __future__ import annotations
@@ -17,6 +20,12 @@ from sqlalchemy.exc import IntegrityError
 from storage.database import Database
 from storage.errors import NotFound, StorageError
 from storage.models import Job, JobStatus, utcnow
+
+# The one place lease timing is decided: a worker holds a job for LEASE_S and renews it every
+# HEARTBEAT_S while it works, so two renewals may fail (a busy database) before the job is lost,
+# and a job whose worker died is taken again within LEASE_S.
+LEASE_S = 15.0
+HEARTBEAT_S = 5.0
 
 
 class LeaseLost(StorageError):
@@ -67,7 +76,9 @@ class JobQueue:
                 raise
             return existing
 
-    def lease(self, owner: str, lease_s: float = 60.0, kinds: tuple[str, ...] = ()) -> Job | None:
+    def lease(
+        self, owner: str, lease_s: float = LEASE_S, kinds: tuple[str, ...] = ()
+    ) -> Job | None:
         """Claim the most urgent runnable job (highest priority, then oldest), or None."""
         now = self._now()
         expired = and_(Job.status == JobStatus.LEASED, Job.lease_expires_at < now)
@@ -107,8 +118,27 @@ class JobQueue:
                     return session.get(Job, job_id, populate_existing=True)
         return None
 
-    def heartbeat(self, job_id: int, owner: str, lease_s: float = 60.0) -> None:
-        self._owned_update(job_id, owner, lease_expires_at=self._now() + timedelta(seconds=lease_s))
+    def heartbeat(self, job_id: int, owner: str, lease_s: float = LEASE_S) -> None:
+        """Renew one job's lease; LeaseLost when `owner` no longer holds it."""
+        if job_id not in self.heartbeat_many([job_id], owner, lease_s):
+            raise LeaseLost(f"job {job_id} is no longer leased by {owner!r}")
+
+    def heartbeat_many(self, job_ids: list[int], owner: str, lease_s: float = LEASE_S) -> set[int]:
+        """Renew the leases `owner` still holds among `job_ids`, in one UPDATE; returns those
+        renewed (the others were lost: expired and taken by another worker, or finished)."""
+        if not job_ids:
+            return set()
+        with self._db.session() as session:
+            renewed = session.execute(
+                update(Job)
+                .where(
+                    Job.id.in_(job_ids), Job.lease_owner == owner, Job.status == JobStatus.LEASED
+                )
+                .values(lease_expires_at=self._now() + timedelta(seconds=lease_s))
+                .returning(Job.id)
+                .execution_options(synchronize_session=False)
+            )
+            return set(renewed.scalars())
 
     def complete(self, job_id: int, owner: str) -> None:
         self._owned_update(
@@ -193,6 +223,13 @@ class JobQueue:
                     Job.business_id == business_id,
                     Job.status.in_((JobStatus.QUEUED, JobStatus.LEASED)),
                 )
+            )
+
+    def queued(self, kind: str) -> int:
+        """Jobs of one kind, of every business, waiting for a worker."""
+        with self._db.session() as session:
+            return session.scalar(
+                select(func.count()).where(Job.kind == kind, Job.status == JobStatus.QUEUED)
             )
 
     def latest(self, key: str) -> Job | None:

@@ -7,11 +7,16 @@ the measured values with a linear gain) to -24 LKFS integrated, true peak under 
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
+
+from templates.errors import BriefError
+
+log = logging.getLogger(__name__)
 
 RATE = 48_000
 TARGET_LUFS = -24.0
@@ -59,7 +64,9 @@ def pcm(path: Path, duration: float | None = None) -> np.ndarray:
         check=False,
     )
     if result.returncode != 0 or not result.stdout:
-        raise ValueError(f"cannot read the audio in {path.name}: {result.stderr.decode()[-300:]}")
+        # ffmpeg's own words name server paths: they go to the log, not to the user.
+        log.info("ffmpeg could not decode %s: %s", path, result.stderr.decode()[-300:])
+        raise BriefError(f"cannot read the audio in {path.name}; export it again as WAV or MP3")
     return np.frombuffer(result.stdout, dtype=np.float32).reshape(-1, 2)
 
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageOps
 
+from templates.errors import BriefError
+
 PRODUCT_TOLERANCE = 6  # most a product pixel's channel moves, in 8-bit levels, by harmonisation
 
 
@@ -51,7 +53,8 @@ def composite(
     harmonise: float = 0.1,
 ) -> CompositeResult:
     """`cutout` is RGBA (alpha = the product); `background` is fitted to `size` (cropped, not
-    stretched). Raises ValueError when the cut-out is empty or the placement leaves no room."""
+    stretched). Raises BriefError when the cut-out is empty, ValueError when the placement
+    leaves no room."""
     width, height = size
     frame = _fitted_background(background.convert("RGB"), size)
     product = _scaled_product(cutout.convert("RGBA"), width, height, placement)
@@ -116,7 +119,7 @@ def _fitted_background(background: Image.Image, size: tuple[int, int]) -> Image.
 def _scaled_product(cutout: Image.Image, width: int, height: int, p: Placement) -> Image.Image:
     bounds = cutout.getchannel("A").getbbox()
     if bounds is None:
-        raise ValueError("the cut-out is empty: no product was found in the photo")
+        raise BriefError("the cut-out is empty: no product was found in the photo")
     cutout = cutout.crop(bounds)
     scale = min(p.height * height / cutout.height, 0.9 * width / cutout.width)
     target = (max(1, round(cutout.width * scale)), max(1, round(cutout.height * scale)))

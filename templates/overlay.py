@@ -16,6 +16,7 @@ import numpy as np
 import qrcode
 from PIL import Image, ImageDraw, ImageFont
 
+from templates.errors import BriefError
 from templates.storyboard import Brand, Scene
 
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
@@ -56,7 +57,7 @@ class Block:
     scrim: bool
 
 
-class LayoutError(ValueError):
+class LayoutError(BriefError):
     pass
 
 

@@ -14,6 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from templates.errors import BriefError
+
 CATALOG = Path(__file__).parent / "catalog"
 
 SceneKind = Literal["establishing", "hero", "feature", "storefront", "offer", "end_card"]
@@ -110,7 +112,11 @@ class Template(Strict):
 
 
 class TemplateError(ValueError):
-    pass
+    """A template file that is malformed: a fault of ours, not the user's."""
+
+
+class UnknownTemplate(BriefError):
+    """A template id that is not in the catalogue."""
 
 
 def parse_template(text: str, origin: str) -> Template:
@@ -130,11 +136,11 @@ def parse_template(text: str, origin: str) -> Template:
 
 @cache
 def load_template(template_id: str) -> Template:
-    path = CATALOG / f"{template_id}.toml"
-    if not path.is_file():
-        raise TemplateError(
-            f"unknown template {template_id!r}; available: {', '.join(template_ids())}"
+    if template_id not in template_ids():  # never a path: "../x" names no template
+        raise UnknownTemplate(
+            f"there is no template {template_id!r}; choose one of: {', '.join(template_ids())}"
         )
+    path = CATALOG / f"{template_id}.toml"
     return parse_template(path.read_text(), path.name)
 
 

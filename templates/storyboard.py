@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from templates.errors import BriefError
 from templates.spec import Motion, SceneSpec, Template, TextSlot, Transition
 
 HEX = re.compile(r"^#[0-9A-Fa-f]{6}$")
@@ -83,7 +84,7 @@ class Storyboard(BaseModel):
     scenes: list[Scene]
 
 
-class CopyError(ValueError):
+class CopyError(BriefError):
     """Copy that does not fit the template: too long, or missing where required."""
 
 
@@ -146,7 +147,7 @@ def _ordered(template: Template, order: Sequence[int] | None) -> list[tuple[int,
     if order is None:
         return list(enumerate(template.scenes))
     if sorted(order) != list(range(count)):
-        raise ValueError(
+        raise BriefError(
             f"a scene order names each of the {count} scenes once, "
             f"1 to {count}; got {[i + 1 for i in order]}"
         )

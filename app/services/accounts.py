@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from app.services.context import AppContext
+from app.services.errors import UserError
+from app.services.text_rules import clean
 from storage import accounts
 from storage.businesses import create_business
 from storage.models import Business, User
@@ -26,57 +28,76 @@ EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 SCRYPT = {"n": 2**14, "r": 8, "p": 1}  # ~16 MiB and ~50 ms a check
 
 
-class SignInFailed(ValueError):
+class SignInFailed(UserError):
     """Wrong email or password (which of the two is not said)."""
 
 
 @dataclass(frozen=True)
 class Account:
+    """A signed-in user, in one session (a browser, or a script's token)."""
+
     user_id: int
     email: str
     business_id: int
     business_name: str
+    session_id: int
 
 
-def sign_up(ctx: AppContext, business_name: str, email: str, password: str) -> Account:
+def sign_up(ctx: AppContext, business_name: str, email: str, password: str) -> None:
     """A new business with its first user."""
+    business_name = clean("business_name", business_name)
     email = email.strip().lower()
     if not EMAIL.match(email) or len(email) > 254:
-        raise ValueError("enter an email address like owner@example.com")
+        raise UserError("Enter an email address like owner@example.com.")
     if len(password) < MIN_PASSWORD:
-        raise ValueError(f"a password needs at least {MIN_PASSWORD} characters")
+        raise UserError(f"A password needs at least {MIN_PASSWORD} characters.")
     with ctx.db.session() as session:
         business = create_business(session, business_name)
-        user = accounts.create_user(session, business.id, email, hash_password(password))
-        return _account(user, business)
+        accounts.create_user(session, business.id, email, hash_password(password))
 
 
-def sign_in(ctx: AppContext, email: str, password: str) -> str:
-    """A new session token for the user; raises SignInFailed."""
+def sign_in(ctx: AppContext, email: str, password: str, address: str | None = None) -> str:
+    """A new session token for the user; raises SignInFailed, or Throttled after too many
+    failures for this email or from this client address."""
+    ctx.throttle.check(email, address)
     with ctx.db.session() as session:
         user = accounts.user_by_email(session, email)
         # An unknown email costs the same hash as a wrong password: timing tells nothing.
         stored = _UNKNOWN if user is None else user.password_hash
         if not verify_password(password, stored) or user is None:
-            raise SignInFailed("wrong email or password")
+            ctx.throttle.failed(email, address)
+            raise SignInFailed("Wrong email or password.")
         now = datetime.now(UTC)
-        accounts.end_expired_sessions(session, now)
         token = secrets.token_urlsafe(32)
         accounts.add_session(session, user.id, _digest(token), now + timedelta(days=SESSION_DAYS))
+    ctx.throttle.succeeded(email)
     return token
 
 
 def account_for(ctx: AppContext, token: str | None) -> Account | None:
+    """The account signed in with this token; None for no, an unknown or an expired one."""
     if not token:
         return None
     with ctx.db.session() as session:
-        user = accounts.user_for_session(session, _digest(token), datetime.now(UTC))
-        return None if user is None else _account(user, session.get(Business, user.business_id))
+        found = accounts.live_session(session, _digest(token), datetime.now(UTC))
+        if found is None:
+            return None
+        user = session.get(User, found.user_id)
+        return _account(user, session.get(Business, user.business_id), found.id)
 
 
-def sign_out(ctx: AppContext, token: str) -> None:
+def sign_out(ctx: AppContext, token: str) -> int | None:
+    """End the token's session; returns its id, so what was made for it can go too."""
     with ctx.db.session() as session:
-        accounts.end_session(session, _digest(token))
+        return accounts.end_session(session, _digest(token))
+
+
+def live_sessions(ctx: AppContext) -> set[int]:
+    """The ids of the sessions not yet ended or expired (expired ones are deleted here)."""
+    now = datetime.now(UTC)
+    with ctx.db.session() as session:
+        accounts.end_expired_sessions(session, now)
+        return accounts.live_session_ids(session, now)
 
 
 def hash_password(password: str) -> str:
@@ -106,13 +127,5 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def _account(user: User, business: Business) -> Account:
-    return Account(user.id, user.email, business.id, business.name)
-
-
-def account_of_user(ctx: AppContext, user_id: int) -> Account:
-    with ctx.db.session() as session:
-        user = session.get(User, user_id)
-        if user is None:
-            raise SignInFailed("your session has ended; sign in again")
-        return _account(user, session.get(Business, user.business_id))
+def _account(user: User, business: Business, session_id: int) -> Account:
+    return Account(user.id, user.email, business.id, business.name, session_id)

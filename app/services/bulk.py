@@ -29,11 +29,13 @@ from app.services import spots
 from app.services.audience_copy import adapt
 from app.services.backgrounds import Background, background, background_request, stored_request
 from app.services.cutouts import cutout
+from app.services.errors import UserError
 from app.services.jobs import Tallies, ensure_room, owner_name, work_one
 from app.services.matrix import MatrixPlan
 from app.services.results_cache import Reuse
 from engine import Engine
-from storage.jobs import JobQueue
+from storage.errors import NotFound
+from storage.jobs import LEASE_S, JobQueue
 from storage.models import Job, RenderTier, VariantStatus
 from storage.repos.variants import GenerationParams
 from templates.composite import composite
@@ -116,7 +118,7 @@ def start(ctx: AppContext, engine: Engine, business_id: int, plan: MatrixPlan) -
         for spot_id in plan.spot_ids:
             spot = tenant.campaigns.spot(spot_id)
             if not spot.product_assets:
-                raise ValueError(f"spot {spot_id} has no product photo to personalize")
+                raise UserError(f"spot {spot_id} has no product photo to personalize")
             base = tenant.variants.get(bases[spot_id])
             failed = base.status is VariantStatus.FAILED
             if not failed and not tenant.variants.frames([base.id]):  # its key frame, too
@@ -189,12 +191,13 @@ def work(
     plan: MatrixPlan,
     *,
     owner: str | None = None,
-    lease_s: float = 60.0,
+    lease_s: float = LEASE_S,
     reuse: bool = True,
     on_variant: Callable[[int, int], None] = lambda done, total: None,
 ) -> RunReport:
     """Work through the run's jobs until every variant is ready or failed; report the run.
-    Jobs leased by a worker that died are taken again once their lease expires."""
+    Each job's lease is renewed while its variant is made; the jobs of a worker that died are
+    taken again once their lease expires (`lease_s`, short: LEASE_S unless a test says less)."""
     owner = owner or owner_name("bulk")
     handlers = {KIND: FrameHandler(reuse)}
     tallies = Tallies()
@@ -241,6 +244,8 @@ def run_status(ctx: AppContext, business_id: int, run: str) -> RunReport:
     ready = counts[VariantStatus.READY] + counts[VariantStatus.APPROVED]
     failed, cancelled = counts[VariantStatus.FAILED], counts[VariantStatus.CANCELLED]
     total = sum(counts.values())
+    if total == 0:  # another business's run is reported as a missing one
+        raise NotFound("run", run)
     return RunReport(run, total, ready, failed, 0.0, Reuse(), Reuse(), cancelled=cancelled)
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.services.context import AppContext
+from app.services.errors import UserError
 from storage.businesses import create_business, list_businesses
 from storage.models import Campaign
 
@@ -77,5 +78,5 @@ def first_spot(ctx: AppContext, business_id: int, campaign_id: int) -> int:
     with ctx.tenant(business_id) as tenant:
         found = tenant.campaigns.spots(campaign_id)
         if not found:
-            raise ValueError("this campaign has no spot yet; make one from a brief")
+            raise UserError("this campaign has no spot yet; make one from a brief")
         return found[0].id

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from app.config import Settings
+from app.services.files import ResponseFiles
 from app.services.library import install_builtins
+from app.services.throttle import SignInThrottle
 from storage import AssetStore, Database, Tenant
 
 if TYPE_CHECKING:
@@ -20,6 +23,7 @@ class AppContext:
     settings: Settings
     db: Database
     assets: AssetStore
+    throttle: SignInThrottle = field(default_factory=SignInThrottle)  # per process
 
     @classmethod
     def open(cls, settings: Settings | None = None) -> AppContext:
@@ -31,6 +35,11 @@ class AppContext:
         install_builtins(db)
         store = AssetStore(settings.resolved_asset_dir, settings.max_asset_bytes)
         return cls(settings, db, store)
+
+    @cached_property
+    def responses(self) -> ResponseFiles:
+        """The web folder: uploads, and the files made for each session's responses."""
+        return ResponseFiles(self.settings.resolved_web_dir)
 
     @contextmanager
     def tenant(self, business_id: int) -> Iterator[Tenant]:

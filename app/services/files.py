@@ -1,18 +1,40 @@
-"""Files a business may download: its own assets and renders, never another business's.
-Ownership is checked by the asset's row in the business's scope, so a URL guessed or copied
-from another account finds nothing."""
+"""The one rule for files: what any route may serve, and to whom.
+
+A signed-in business is served
+- its own renders, by /download (looked up by the render's row in the business's scope), and
+- files the app made for one of the session's own responses (`ResponseFiles.publish`), which
+  lie in that session's folder under the web folder Gradio serves from.
+Nothing else: not the database, not the asset store's files by name, not another session's
+responses, not uploads (the uploader has them). Every file route asks `ResponseFiles.may_serve`.
+
+The web folder is also where Gradio writes uploads. It is emptied when the app starts; a
+session's folder goes when the session ends, its files after `RESPONSE_TTL_S`; uploads are
+removed once a use case has taken them (stored or refused), and abandoned ones after
+`UPLOAD_TTL_S`.
+"""
 
 from __future__ import annotations
 
+import os
 import re
+import secrets
+import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from PIL import Image
+
+from app.services.errors import UserError
+
 if TYPE_CHECKING:
+    from app.services.accounts import Account
     from app.services.context import AppContext
 
-SHA256_NAME = re.compile(r"([0-9a-f]{64})\.\w+")
+UPLOAD_TTL_S = 30 * 60.0
+RESPONSE_TTL_S = 24 * 3600.0  # a long-lived session does not pile up every picture it was shown
+SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 @dataclass(frozen=True)
@@ -36,15 +58,113 @@ def qc_report(ctx: AppContext, business_id: int, render_id: int) -> dict:
     with ctx.tenant(business_id) as tenant:
         render = tenant.variants.render(render_id)
         if render.qc_report is None:
-            raise ValueError(f"render {render_id} has no QC report (it is a still)")
+            raise UserError(f"Render {render_id} has no QC report: it is a still.")
         return dict(render.qc_report)
 
 
-def owns_stored_file(ctx: AppContext, business_id: int, filename: str) -> bool | None:
-    """For a file named as the asset store names them (`<sha256>.<ext>`): whether this business
-    owns it. None for any other name (not an asset: an upload, a page resource)."""
-    match = SHA256_NAME.fullmatch(filename)
-    if match is None:
-        return None
-    with ctx.tenant(business_id) as tenant:
-        return tenant.assets.by_sha256(match.group(1)) is not None
+class ResponseFiles:
+    """The web folder: uploads Gradio received, and per-session folders of response files."""
+
+    def __init__(self, root: Path):
+        self.root = Path(os.path.abspath(root))
+        self._responses = self.root / "responses"
+
+    def reset(self) -> None:
+        """Start empty: no response outlives the process that made it."""
+        shutil.rmtree(self.root, ignore_errors=True)
+        self._responses.mkdir(parents=True)
+
+    def publish(self, who: Account, source: Path | Image.Image | bytes, name: str) -> Path:
+        """A file for one response to this session: a stored file (linked, not copied), a
+        picture (saved as PNG) or bytes. Returns where the response points."""
+        folder = self._folder(who.business_id, who.session_id) / secrets.token_hex(8)
+        folder.mkdir(parents=True)
+        target = folder / (SAFE_NAME.sub("-", name).strip(".-") or "file")
+        if isinstance(source, Image.Image):
+            source.save(target.with_suffix(".png"))
+            return target.with_suffix(".png")
+        if isinstance(source, bytes):
+            target.write_bytes(source)
+            return target
+        try:
+            os.link(source, target)  # the asset store is on the same disk: no copy
+        except OSError:
+            shutil.copyfile(source, target)
+        return target
+
+    def may_serve(self, who: Account | None, requested: str) -> bool:
+        """Whether a file route may send `requested` (a path as the route received it)."""
+        if who is None:
+            return False
+        real = Path(os.path.abspath(requested)).resolve()
+        own = self._folder(who.business_id, who.session_id).resolve()
+        return own in real.parents and real.is_file()
+
+    def upload(self, given: str | Path) -> Path:
+        """An uploaded file a use case may take as input: one Gradio wrote into the web folder,
+        never a response file (of this business or another)."""
+        path = Path(os.path.abspath(given))
+        real = path.resolve()
+        if (
+            self.root.resolve() not in real.parents
+            or self._responses.resolve() in real.parents
+            or not real.is_file()
+        ):
+            raise UserError("That file was not uploaded here; upload it again.")
+        return real
+
+    def discard_uploads(self, given: list[str | Path | None]) -> None:
+        """Remove uploads a use case has taken, stored or refused."""
+        for item in given:
+            if item is None:
+                continue
+            try:
+                path = self.upload(item)
+            except UserError:
+                continue
+            path.unlink(missing_ok=True)
+            if path.parent != self.root.resolve():
+                shutil.rmtree(path.parent, ignore_errors=True)  # Gradio's folder for it
+
+    def end_session(self, business_id: int, session_id: int) -> None:
+        shutil.rmtree(self._folder(business_id, session_id), ignore_errors=True)
+
+    def sweep(self, live_sessions: set[int], now: float | None = None) -> None:
+        """Remove the folders of ended sessions, response files older than RESPONSE_TTL_S and
+        uploads older than UPLOAD_TTL_S."""
+        now = time.time() if now is None else now
+        for business in _folders(self._responses):
+            for session in _folders(business):
+                if not session.name.isdigit() or int(session.name) not in live_sessions:
+                    shutil.rmtree(session, ignore_errors=True)
+                    continue
+                for response in _folders(session):
+                    if _age(response, now) > RESPONSE_TTL_S:
+                        shutil.rmtree(response, ignore_errors=True)
+        for entry in _entries(self.root):  # upload folders, and parts of unfinished uploads
+            if entry != self._responses and _age(entry, now) > UPLOAD_TTL_S:
+                if entry.is_dir():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    entry.unlink(missing_ok=True)
+
+    def _folder(self, business_id: int, session_id: int) -> Path:
+        return self._responses / str(int(business_id)) / str(int(session_id))
+
+
+def _entries(parent: Path) -> list[Path]:
+    try:
+        return list(parent.iterdir())
+    except FileNotFoundError:
+        return []
+
+
+def _folders(parent: Path) -> list[Path]:
+    return [p for p in _entries(parent) if p.is_dir()]
+
+
+def _age(path: Path, now: float) -> float:
+    try:
+        return now - path.stat().st_mtime
+    except FileNotFoundError:
+        return 0.0

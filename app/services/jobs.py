@@ -1,20 +1,27 @@
 """Long work as persisted jobs, worked one at a time by whoever runs `work_one`: the app's
 background worker (`app.services.worker`) or `spotforge bulk`. Each kind of job has a handler.
 A failure is retried with backoff by the queue and reported to the handler once final, so what
-the job was making (a variant, a render) records why it failed."""
+the job was making (a variant, a render) records why it failed.
+
+While a handler runs, a `Heartbeat` renews the job's short lease (`LEASE_S`, every `HEARTBEAT_S`,
+both from `storage.jobs`), so a long render is never leased twice and the job of a process that
+died is taken again within seconds. A worker whose lease was lost anyway (it stalled past its
+lease) records nothing: the job's next holder finishes it."""
 
 from __future__ import annotations
 
 import logging
 import os
+import secrets
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from app.services.errors import UserError, user_errors
 from app.services.results_cache import Reuse
 from storage.errors import NotFound
-from storage.jobs import JobQueue
+from storage.jobs import HEARTBEAT_S, LEASE_S, JobQueue, LeaseLost
 from storage.models import Job, JobStatus
 
 if TYPE_CHECKING:
@@ -66,7 +73,7 @@ def cancel(ctx: AppContext, business_id: int, job_id: int) -> Progress:
     return progress(ctx, business_id, job_id)
 
 
-class TooMuchWaiting(ValueError):
+class TooMuchWaiting(UserError):
     """A business has as much work waiting as the app takes."""
 
 
@@ -84,28 +91,102 @@ def owner_name(role: str = "worker") -> str:
     return f"{os.uname().nodename}:{os.getpid()}:{role}:{threading.get_ident()}"
 
 
+class Heartbeat:
+    """Renews the leases of the jobs a worker holds, in one UPDATE every `every_s`, from a thread
+    that runs while the block does: `with Heartbeat(queue, owner, [job.id]): handler.run(...)`.
+
+    A lease found lost is no longer renewed and is logged (its ids in `lost`); a renewal the
+    database refused (busy, gone for a moment) is tried again at the next beat, while the lease
+    still has time left."""
+
+    def __init__(
+        self,
+        queue: JobQueue,
+        owner: str,
+        job_ids: Iterable[int],
+        *,
+        lease_s: float = LEASE_S,
+        every_s: float = HEARTBEAT_S,
+    ):
+        self._queue, self._owner = queue, owner
+        self._lease_s, self._every_s = lease_s, every_s
+        self._held = set(job_ids)
+        self.lost: set[int] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="spotforge-heartbeat", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _beat(self) -> None:
+        while self._held and not self._stop.wait(self._every_s):
+            try:
+                renewed = self._queue.heartbeat_many(sorted(self._held), self._owner, self._lease_s)
+            except Exception:  # the lease has time left: try again at the next beat
+                log.warning(
+                    "could not renew the leases of jobs %s", sorted(self._held), exc_info=True
+                )
+                continue
+            lost = self._held - renewed
+            if lost:
+                log.warning(
+                    "%s lost the lease of jobs %s; their next holder finishes them",
+                    self._owner, sorted(lost),
+                )  # fmt: skip
+                self._held -= lost
+                self.lost |= lost
+
+
 def work_one(
     ctx: AppContext,
     engine: Engine,
     handlers: Mapping[str, Handler],
     *,
     owner: str,
-    lease_s: float,
     tallies: Tallies,
+    lease_s: float = LEASE_S,
+    heartbeat_s: float | None = None,
 ) -> Job | None:
-    """Lease one job of the kinds `handlers` know and run it; None when there is none to run."""
+    """Lease one job of the kinds `handlers` know and run it, its lease renewed every
+    `heartbeat_s` (by default the same share of `lease_s` as HEARTBEAT_S of LEASE_S) while it
+    runs; None when there is none to run. A job whose lease was lost while it ran is returned
+    with nothing recorded for it."""
     queue = JobQueue(ctx.db)
     job = queue.lease(owner, lease_s, kinds=tuple(handlers))
     if job is None:
         return None
     handler = handlers[job.kind]
+    every_s = lease_s * HEARTBEAT_S / LEASE_S if heartbeat_s is None else heartbeat_s
     try:
-        handler.run(ctx, engine, job, tallies)
+        with Heartbeat(queue, owner, [job.id], lease_s=lease_s, every_s=every_s):
+            handler.run(ctx, engine, job, tallies)
     except Exception as exc:  # recorded where the user looks; other jobs go on
-        error = f"{type(exc).__name__}: {exc}"
-        status = queue.fail(job.id, owner, error)
+        error = _why(exc, job)
+        try:
+            status = queue.fail(job.id, owner, error)
+        except LeaseLost:  # its next holder runs it again and reports how that went
+            log.warning("job %s (%s) failed after its lease was lost: %s", job.id, job.kind, error)
+            return job
         handler.failed(ctx, job, error, final=status is JobStatus.FAILED)
         log.info("job %s (%s) failed: %s", job.id, job.kind, error)
     else:
-        queue.complete(job.id, owner)
+        try:
+            queue.complete(job.id, owner)
+        except LeaseLost:  # what it made is there; its next holder finds it and completes it
+            log.warning("job %s (%s) finished after its lease was lost", job.id, job.kind)
     return job
+
+
+def _why(exc: Exception, job: Job) -> str:
+    """A failure as the user reads it: their own mistake's sentence, or an apology with the
+    reference under which the details were logged."""
+    if isinstance(exc, user_errors()):
+        return str(exc)
+    ref = secrets.token_hex(4)
+    log.error("reference %s: job %s (%s) failed", ref, job.id, job.kind, exc_info=exc)
+    return f"Something went wrong on our side (reference {ref})."

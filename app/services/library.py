@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.services.errors import UserError
 from storage import Database
 from storage.models import Audience, Geography
 from storage.repos.library import install_shared
@@ -142,14 +143,14 @@ def _check_fields(view: type, changes: dict[str, Any]) -> None:
     allowed = {f.name for f in fields(view)} - {"id", "name", "builtin"}
     unknown = sorted(set(changes) - allowed)
     if unknown:
-        raise ValueError(
+        raise UserError(
             f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}"
         )
 
 
 def _check_time(value: str) -> None:
     if value not in TIMES_OF_DAY:
-        raise ValueError(f"time_of_day must be one of {', '.join(TIMES_OF_DAY)}, not {value!r}")
+        raise UserError(f"time_of_day must be one of {', '.join(TIMES_OF_DAY)}, not {value!r}")
 
 
 def _geography(row: Geography) -> GeographyView:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from app.services import library
 from app.services.backgrounds import background_request, generation_key
+from app.services.errors import UserError
 from engine import Engine
 from engine.loading import preset_for
 from storage.errors import NotFound
@@ -55,10 +56,10 @@ def plan_matrix(
 ) -> MatrixPlan:
     for what, ids in (("spot", spot_ids), ("geography", geography_ids), ("audience", audience_ids)):
         if not ids:
-            raise ValueError(f"choose at least one {what}")
+            raise UserError(f"choose at least one {what}")
     count = len(spot_ids) * len(geography_ids) * len(audience_ids)
     if count > MAX_VARIANTS:
-        raise ValueError(f"{count} variants is more than one run makes ({MAX_VARIANTS})")
+        raise UserError(f"{count} variants is more than one run makes ({MAX_VARIANTS})")
     geographies = _pick(library.geographies(ctx, business_id), geography_ids, "geography")
     audiences = _pick(library.audiences(ctx, business_id), audience_ids, "audience")
     revision = engine.revision(preset)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.services import renders
+from app.services.errors import UserError
 from app.services.jobs import ensure_room
 from storage.jobs import JobQueue
 from storage.models import CampaignStatus, Job, JobStatus, OrderStatus, VariantStatus
@@ -66,10 +67,10 @@ def quote(ctx: AppContext, business_id: int, variant_ids: list[int]) -> OrderVie
     with ctx.tenant(business_id) as tenant:
         chosen = [tenant.variants.get(v) for v in dict.fromkeys(variant_ids)]
         if not chosen:
-            raise ValueError("choose at least one variant to order")
+            raise UserError("choose at least one variant to order")
         not_ready = [v.id for v in chosen if v.status not in SEEN]
         if not_ready:
-            raise ValueError(f"variant {not_ready[0]} is not ready yet; order it once it is")
+            raise UserError(f"variant {not_ready[0]} is not ready yet; order it once it is")
         counts: dict[int, tuple[int, int]] = {}
         for v in chosen:
             duration = tenant.campaigns.spot(v.spot_id).duration_s

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from PIL import Image
 
 from app.services.cutouts import cutout
+from app.services.errors import Busy, UserError
 from app.services.jobs import Tallies, ensure_room
 from app.services.spots import resolved_brief, scene_backdrops
 from engine import Engine
@@ -54,7 +55,7 @@ def render_variant(
     ctx: AppContext, engine: Engine, business_id: int, variant_id: int, tier: str
 ) -> RenderView:
     if tier not in TIERS:
-        raise ValueError(f"unknown tier {tier!r}; one of: {', '.join(TIERS)}")
+        raise UserError(f"unknown tier {tier!r}; one of: {', '.join(TIERS)}")
     with ctx.tenant(business_id) as tenant:
         variant = tenant.variants.get(variant_id)
         spot = tenant.campaigns.spot(variant.spot_id)
@@ -96,7 +97,7 @@ def enqueue(
     """The job that renders a variant at a tier: asked twice, the same job, unless `again`
     (a re-render, which makes a new render beside the old one)."""
     if tier not in TIERS:
-        raise ValueError(f"unknown tier {tier!r}; one of: {', '.join(TIERS)}")
+        raise UserError(f"unknown tier {tier!r}; one of: {', '.join(TIERS)}")
     with ctx.tenant(business_id) as tenant:
         tenant.variants.get(variant_id)  # another business's variant is not found
         key = f"{KIND}:{variant_id}:{tier}"
@@ -105,6 +106,7 @@ def enqueue(
     queue = JobQueue(ctx.db)
     if not queue.ids([key]):
         ensure_room(ctx, business_id, 1)
+        _ensure_capacity(ctx, business_id, queue)
     return queue.enqueue(
         KIND,
         {"variant_id": variant_id, "tier": tier},
@@ -112,6 +114,18 @@ def enqueue(
         business_id=business_id,
         idempotency_key=key,
     )
+
+
+def _ensure_capacity(ctx: AppContext, business_id: int, queue: JobQueue) -> None:
+    """Refuse a new render while as many wait as the app will keep anyone waiting for: a
+    "busy, try again" now beats a silent wait of many minutes."""
+    waiting = queue.queued(KIND)
+    if waiting >= ctx.settings.max_waiting_renders:
+        wait = round(waiting * typical_seconds(ctx, business_id, "preview"))
+        raise Busy(
+            f"Spotforge is busy: {waiting} renders are waiting. Try again in about {wait} s.",
+            wait,
+        )
 
 
 def typical_seconds(ctx: AppContext, business_id: int, tier: str) -> float:

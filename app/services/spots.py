@@ -12,6 +12,8 @@ from PIL import Image
 from pydantic import ValidationError
 
 from app.services.backgrounds import background, setting_request, stored_request
+from app.services.errors import UserError
+from app.services.text_rules import clean_all
 from engine.loading import preset_for
 from engine.version import ENGINE_VERSION
 from storage.models import Business, Spot
@@ -98,40 +100,52 @@ def template_choices(ctx: AppContext, duration: int | None = None) -> list[Templ
 
 def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
     """A campaign and its spot from the brief. Copy that does not fit the template, a photo
-    that is not an image, a missing field: each refused with what to change, nothing stored."""
+    that is not an image, a missing field: each refused with what to change, and everything is
+    checked before anything is stored, so a refused brief leaves no row and no file."""
     template = load_template(form.template_id)
+    text = clean_all({"campaign_name": form.campaign_name, "objective": form.objective})
+    copy = clean_all(form.copy)
+    if not text["campaign_name"]:
+        raise UserError("Give the campaign a name.")
     if not form.product_photos:
-        raise ValueError("add a photo of your product")
+        raise UserError("Add a photo of your product.")
     if len(form.product_photos) > MAX_PHOTOS:
-        raise ValueError(f"at most {MAX_PHOTOS} product photos")
+        raise UserError(f"Add at most {MAX_PHOTOS} product photos.")
     with ctx.db.session() as session:
         business_name = session.get(Business, business_id).name
-    given = {k: v for k, v in form.copy.items() if v}  # an empty field takes the default
+    given = {k: v for k, v in copy.items() if v}  # an empty field takes the default
     brief = brief_of({"business_name": business_name, **given, "brand": {"colors": form.colors}})
     build_storyboard(template, brief)  # CopyError says which line is too long for which scene
+    uploads = [(p, "product photo") for p in form.product_photos] + [
+        (path, role) for role in BRAND_FILES if (path := getattr(form, role)) is not None
+    ]
+    for path, role in uploads:
+        _check_upload(ctx, path, role)
     with ctx.tenant(business_id) as tenant:
-        photos = [_image_asset(tenant, p, "product photo") for p in form.product_photos]
-        files: dict[str, int] = {}
-        if form.logo is not None:
-            files["logo"] = _image_asset(tenant, form.logo, "logo")
-        for role in ("heading_font", "body_font"):
-            path = getattr(form, role)
-            if path is not None:
-                asset = tenant.assets.add(path, path.name)
-                if not asset.media_type.startswith("font/"):
-                    raise ValueError(f"the {role.replace('_', ' ')} must be a TTF or OTF file")
-                files[role] = asset.id
-        campaign = tenant.campaigns.create(form.campaign_name, form.objective)
-        copy = {**brief.model_dump(mode="json"), "brand_assets": files}
+        photos = [tenant.assets.add(p, p.name).id for p in form.product_photos]
+        brand = uploads[len(photos) :]
+        files = {role: tenant.assets.add(path, path.name).id for path, role in brand}
+        campaign = tenant.campaigns.create(text["campaign_name"], text["objective"])
+        stored = {**brief.model_dump(mode="json"), "brand_assets": files}
         spot = tenant.campaigns.create_spot(
             campaign.id,
             template_id=template.id,
             template_version=template.version,
             duration_s=template.duration,
-            copy=copy,
+            copy=stored,
             product_asset_ids=photos,
         )
         return _view(tenant, spot)
+
+
+def _check_upload(ctx: AppContext, path: Path, role: str) -> None:
+    """Refuse an upload that is not the kind its role needs, before anything is stored."""
+    what = role.replace("_", " ")
+    family = "font" if role.endswith("font") else "image"
+    info = ctx.assets.inspect(path)
+    if info.media_type.split("/")[0] != family:
+        kinds = "a TTF or OTF font" if family == "font" else "a PNG, JPEG or WebP image"
+        raise UserError(f"The {what} must be {kinds}.")
 
 
 def spot_view(ctx: AppContext, business_id: int, spot_id: int) -> SpotView:
@@ -200,7 +214,7 @@ def reorder_scenes(
         template = load_template(spot.template_id)
         current = spot.copy.get("scene_order") or list(range(len(template.scenes)))
         if sorted(positions) != list(range(len(current))):
-            raise ValueError(
+            raise UserError(
                 f"a scene order names each of the {len(current)} scenes once, 1 to "
                 f"{len(current)}; got {[p + 1 for p in positions]}"
             )
@@ -221,10 +235,10 @@ def regenerate_scene(
         order = spot.copy.get("scene_order")
         board = build_storyboard(load_template(spot.template_id), brief_of(spot.copy), order)
         if not 0 <= position < len(board.scenes):
-            raise ValueError(f"the spot has scenes 1 to {len(board.scenes)}")
+            raise UserError(f"the spot has scenes 1 to {len(board.scenes)}")
         scene = board.scenes[position]
         if scene.visual.source == "brand":
-            raise ValueError(f"scene {position + 1} is a brand card: it has no background")
+            raise UserError(f"scene {position + 1} is a brand card: it has no background")
         seed = _base_seed(tenant, spot_id)
         seeds = dict(spot.copy.get("scene_seeds", {}))
         seeds[str(scene.origin)] = max([seed, *seeds.values()]) + 1  # a picture no scene has
@@ -299,7 +313,7 @@ def brief_of(copy: dict[str, Any]) -> Brief:
         return Brief.model_validate(copy)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise ValueError(f"the brief is incomplete: {problems}") from None
+        raise UserError(f"The brief is incomplete: {problems}.") from None
 
 
 def resolved_brief(tenant, copy: dict[str, Any], brand_assets: dict[str, int]) -> Brief:
@@ -364,13 +378,6 @@ def _contact_sheet(stills: list[Image.Image], columns: int = 2) -> Image.Image:
     for i, still in enumerate(stills):
         sheet.paste(still, ((i % columns) * (width + 1), (i // columns) * (height + 1)))
     return sheet
-
-
-def _image_asset(tenant, path: Path, what: str) -> int:
-    asset = tenant.assets.add(path, path.name)
-    if not asset.media_type.startswith("image/"):
-        raise ValueError(f"the {what} must be a PNG, JPEG or WebP image, not {asset.media_type}")
-    return asset.id
 
 
 def _base_seed(tenant, spot_id: int) -> int:

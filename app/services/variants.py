@@ -68,16 +68,26 @@ def card(ctx: AppContext, business_id: int, variant_id: int) -> VariantCard:
         return _card(tenant, tenant.variants.get(variant_id), names, frame)
 
 
-def lineage_markdown(ctx: AppContext, business_id: int, campaign_id: int) -> str:
-    """The campaign as a nested list: spots, their base creatives (each later base under the
+@dataclass(frozen=True)
+class LineageRow:
+    """One line of a campaign's tree: `depth` 0 is a spot, 1 its first base, deeper rows
+    descend from the row above them."""
+
+    depth: int
+    text: str
+
+
+def lineage(ctx: AppContext, business_id: int, campaign_id: int) -> tuple[str, list[LineageRow]]:
+    """The campaign's name and its tree: spots, their base creatives (each later base under the
     one it replaced), and the variants personalized from each."""
     names = _names(ctx, business_id)
-    lines: list[str] = []
+    rows: list[LineageRow] = []
     with ctx.tenant(business_id) as tenant:
         campaign = tenant.campaigns.get(campaign_id)
-        lines.append(f"**{campaign.name}**")
         for spot in tenant.campaigns.spots(campaign_id):
-            lines.append(f"- Spot #{spot.id} · {spot.template_id} · {spot.duration_s:g} s")
+            rows.append(
+                LineageRow(0, f"Spot #{spot.id} · {spot.template_id} · {spot.duration_s:g} s")
+            )
             variants = tenant.variants.list(spot.id)
             children: dict[int | None, list[Variant]] = {}
             for v in variants:
@@ -86,11 +96,11 @@ def lineage_markdown(ctx: AppContext, business_id: int, campaign_id: int) -> str
             while stack:  # depth first, oldest sibling first
                 v, depth = stack.pop()
                 c = _card(tenant, v, names, None)
-                lines.append(f"{'  ' * depth}- #{c.id} {c.geography} · {c.audience} ({c.status})")
+                rows.append(LineageRow(depth, f"#{c.id} {c.geography} · {c.audience} ({c.status})"))
                 stack += [(child, depth + 1) for child in reversed(children.get(v.id, []))]
             if not variants:
-                lines.append("  - no variants yet")
-    return "\n".join(lines)
+                rows.append(LineageRow(1, "no variants yet"))
+        return campaign.name, rows
 
 
 def _names(ctx: AppContext, business_id: int) -> tuple[dict[int, str], dict[int, str]]:

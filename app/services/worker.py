@@ -1,6 +1,7 @@
 """The app's background worker: a thread in the web process that makes variant frames and
 renders spots from the job queue while the pages stay responsive, and settles an order once its
-last final is rendered."""
+last final is rendered. Its leases are the short, renewed ones of `work_one`, so the jobs of a
+server that was killed are taken again within seconds."""
 
 from __future__ import annotations
 
@@ -22,12 +23,10 @@ log = logging.getLogger(__name__)
 class Worker:
     """A thread in the app process that works through the job queue while the app serves."""
 
-    def __init__(
-        self, ctx: AppContext, engine: Engine, *, lease_s: float = 300.0, idle_s: float = 0.25
-    ):
+    def __init__(self, ctx: AppContext, engine: Engine, *, idle_s: float = 0.25):
         self._ctx, self._engine = ctx, engine
         self._handlers = {bulk.KIND: bulk.FrameHandler(), renders.KIND: renders.RenderHandler()}
-        self._lease_s, self._idle_s = lease_s, idle_s
+        self._idle_s = idle_s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="spotforge-worker", daemon=True)
         self.tallies = Tallies()
@@ -46,9 +45,8 @@ class Worker:
         while not self._stop.is_set():
             try:
                 job = work_one(
-                    self._ctx, self._engine, self._handlers,
-                    owner=owner, lease_s=self._lease_s, tallies=self.tallies,
-                )  # fmt: skip
+                    self._ctx, self._engine, self._handlers, owner=owner, tallies=self.tallies
+                )
             except Exception:  # the database went away for a moment: try again shortly
                 log.exception("the worker could not take a job")
                 job = None

@@ -1,78 +1,144 @@
 """The web server: sign-in pages, tenant-checked downloads, and the studio (Gradio) behind them.
 
-Every request to the studio is resolved to a signed-in user by the session cookie a browser gets
-at sign-in, or by a bearer token a script gets from POST /api/session; the studio's handlers then
-act for that user's business only. A file the asset store holds (named by its SHA-256) is served
-only to a business that owns it, whether asked through /download or through Gradio's file routes.
+Every request to the studio is resolved to a signed-in session by the cookie a browser gets at
+sign-in, or by a bearer token a script gets from POST /api/session; the studio's handlers then
+act for that session's business only. Around every route (`guard`):
+- a file route serves only what `app.services.files` allows this session, else 404;
+- a state-changing request carried by the session cookie must come from the app's own origin
+  (CSRF), and no other origin gets CORS;
+- every response carries the security headers;
+- sign-in is throttled (429 with Retry-After) per account and per client address.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 import logging
-import posixpath
+import os
+import secrets
 from collections.abc import Callable
-from contextlib import asynccontextmanager
-from pathlib import PurePosixPath
-from urllib.parse import unquote
+from contextlib import asynccontextmanager, suppress
+from urllib.parse import urlsplit
 
 import gradio as gr
 from fastapi import FastAPI, Form, Request
 from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.middleware.cors import CORSMiddleware
 
-from app.services import AppContext, accounts, files, user_errors
+from app.services import USER_ERRORS, AppContext, TryLater, accounts, files, user_errors
 from app.services.context import open_engine
 from app.services.worker import Worker
 from app.ui import pages, web
+from app.ui.session import COOKIE, bearer, token_of
 
-COOKIE = "spotforge_session"
 PUBLIC = ("/login", "/signup", "/api/session", "/favicon.ico")
+FILE_ROUTES = ("/file=", "/file/", "/proxy=")  # Gradio's routes that send a file by its path
+UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+SWEEP_S = 60.0
+# Gradio's page needs inline scripts and styles, and data:/blob: for its media players.
+CSP = "; ".join(
+    (
+        "default-src 'self'",
+        "script-src 'self' 'unsafe-inline' 'unsafe-eval'",
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data: blob:",
+        "media-src 'self' data: blob:",
+        "font-src 'self' data:",
+        "connect-src 'self'",
+        "worker-src 'self' blob:",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    )
+)
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+    "Content-Security-Policy": CSP,
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
 log = logging.getLogger(__name__)
-
-
-def token_of(request: Request) -> str | None:
-    header = request.headers.get("authorization", "")
-    if header.lower().startswith("bearer "):
-        return header[7:].strip()
-    return request.cookies.get(COOKIE)
 
 
 def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
     """The whole app. `worker=False` leaves the job queue to another process."""
+    # Gradio writes uploads, and serves response files, under its temp dir: ours, emptied now.
+    os.environ["GRADIO_TEMP_DIR"] = str(ctx.responses.root)
+    ctx.responses.reset()
     engine = open_engine(ctx.settings)
     background = Worker(ctx, engine) if worker else None
 
+    def sweep() -> None:
+        ctx.responses.sweep(accounts.live_sessions(ctx))
+
+    async def sweeping() -> None:
+        while True:
+            await asyncio.sleep(SWEEP_S)
+            try:
+                await run_in_threadpool(sweep)
+            except Exception:  # the next sweep tries again
+                log.exception("could not sweep the web folder")
+
     @asynccontextmanager
     async def lifespan(_: FastAPI):
+        sweeper = asyncio.create_task(sweeping())
         if background is not None:
             background.start()
         yield
+        sweeper.cancel()
+        with suppress(asyncio.CancelledError):
+            await sweeper
         if background is not None:
             background.stop(timeout=30)
         engine.close()
 
     app = FastAPI(lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    # No other origin may read responses; Gradio leaves CORS to the parent app when it has this.
+    app.add_middleware(CORSMiddleware, allow_origins=[], allow_credentials=False)
 
     def account(request: Request) -> accounts.Account | None:
-        return accounts.account_for(ctx, token_of(request))
+        return accounts.account_for(ctx, token_of(request.headers, request.cookies))
 
     @app.middleware("http")
     async def guard(request: Request, call_next):
-        path = unquote(request.url.path)
+        refused = await run_in_threadpool(_refusal, request)
+        response = refused if refused is not None else await call_next(request)
+        response.headers.update(SECURITY_HEADERS)
+        return response
+
+    def _refusal(request: Request) -> Response | None:
+        """The answer to a request that must not reach its route, or None."""
+        path = request.scope["path"]  # percent-decoded once, as the routes see it
+        if request.method in UNSAFE and not _same_origin(request):
+            return Response("This request came from another site and was refused.", 403)
         if path in PUBLIC:
-            return await call_next(request)
-        who = await run_in_threadpool(account, request)
-        if who is None and path in ("/", ""):
-            return RedirectResponse("/login", status_code=303)
-        stored = _gradio_file_name(path)
-        if stored is not None:
-            owned = who is not None and await run_in_threadpool(
-                files.owns_stored_file, ctx, who.business_id, stored
-            )
-            if owned is False:
+            return None
+        marker = next((m for m in FILE_ROUTES if m in path), None)
+        if marker is not None:
+            requested = path.split(marker, 1)[1]
+            if not ctx.responses.may_serve(account(request), requested):
                 return Response("Not found", status_code=404)
-        return await call_next(request)
+            return None
+        if path in ("/", "") and account(request) is None:
+            return RedirectResponse("/login", status_code=303)
+        return None
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, __: RequestValidationError) -> Response:
+        return JSONResponse({"error": "That request is not valid."}, 400)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        ref = secrets.token_hex(4)
+        log.error("reference %s: %s %s failed", ref, request.method, request.url.path, exc_info=exc)
+        return JSONResponse({"error": f"Something went wrong on our side (reference {ref})."}, 500)
+
+    def client(request: Request) -> str | None:
+        return request.client.host if request.client else None
 
     @app.get("/login", response_class=HTMLResponse)
     def login_page() -> str:
@@ -81,7 +147,10 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
     @app.post("/login")
     def login(request: Request, email: str = Form(""), password: str = Form("")) -> Response:
         try:
-            token = accounts.sign_in(ctx, email, password)
+            token = accounts.sign_in(ctx, email, password, client(request))
+        except TryLater as exc:
+            page = pages.sign_in(str(exc), email)
+            return HTMLResponse(page, 429, headers=_retry_after(exc))
         except accounts.SignInFailed as exc:
             return HTMLResponse(pages.sign_in(str(exc), email), status_code=401)
         return _signed_in(token, request)
@@ -99,16 +168,19 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
     ) -> Response:
         try:
             accounts.sign_up(ctx, business, email, password)
-            token = accounts.sign_in(ctx, email, password)
-        except ValueError as exc:
+            token = accounts.sign_in(ctx, email, password, client(request))
+        except USER_ERRORS as exc:
             return HTMLResponse(pages.sign_up(str(exc), business, email), status_code=400)
         return _signed_in(token, request)
 
     @app.post("/logout")
     def logout(request: Request) -> Response:
-        token = token_of(request)
+        token = token_of(request.headers, request.cookies)
+        who = account(request)
         if token:
             accounts.sign_out(ctx, token)
+        if who is not None:
+            ctx.responses.end_session(who.business_id, who.session_id)
         response = RedirectResponse("/login", status_code=303)
         response.delete_cookie(COOKIE)
         return response
@@ -118,11 +190,13 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
         """For scripts: {"email", "password"} -> {"token"}; send it as `Authorization: Bearer`."""
         try:
             body = await request.json()
-            token = await run_in_threadpool(
-                accounts.sign_in, ctx, str(body["email"]), str(body["password"])
-            )
-        except (KeyError, TypeError, json.JSONDecodeError):
-            return JSONResponse({"error": 'send {"email": ..., "password": ...}'}, 400)
+            email, password = str(body["email"]), str(body["password"])
+        except (KeyError, TypeError, ValueError):
+            return JSONResponse({"error": 'Send {"email": ..., "password": ...}.'}, 400)
+        try:
+            token = await run_in_threadpool(accounts.sign_in, ctx, email, password, client(request))
+        except TryLater as exc:
+            return JSONResponse({"error": str(exc)}, 429, headers=_retry_after(exc))
         except accounts.SignInFailed as exc:
             return JSONResponse({"error": str(exc)}, 401)
         return JSONResponse({"token": token})
@@ -159,6 +233,7 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
         return None if who is None else str(who.user_id)
 
     studio = web.build(ctx, engine)
+    database = ctx.settings.resolved_database_url.removeprefix("sqlite:///")
     return gr.mount_gradio_app(
         app,
         studio,
@@ -168,8 +243,23 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
         show_error=False,
         footer_links=["api"],
         max_file_size=ctx.settings.max_asset_bytes,
-        allowed_paths=[str(ctx.settings.resolved_asset_dir), str(ctx.settings.data_dir.resolve())],
+        allowed_paths=[],  # every file the pages show is published to the session's folder
+        blocked_paths=[str(ctx.settings.resolved_asset_dir)]
+        + [database + suffix for suffix in ("", "-wal", "-shm", "-journal")],
     )
+
+
+def _same_origin(request: Request) -> bool:
+    """Whether a state-changing request may proceed: it names the app's own origin (Origin, or
+    Referer), or carries no session cookie (a script's bearer token, a sign-in form)."""
+    sent = request.headers.get("origin") or request.headers.get("referer")
+    if sent:
+        return urlsplit(sent).netloc == request.headers.get("host")
+    return COOKIE not in request.cookies or bearer(request.headers) is not None
+
+
+def _retry_after(exc: TryLater) -> dict[str, str]:
+    return {"Retry-After": str(max(1, round(exc.retry_after_s)))}
 
 
 def _signed_in(token: str, request: Request) -> Response:
@@ -183,15 +273,6 @@ def _signed_in(token: str, request: Request) -> Response:
         max_age=accounts.SESSION_DAYS * 86400,
     )
     return response
-
-
-def _gradio_file_name(path: str) -> str | None:
-    """The name of the file a Gradio file route serves (`.../file=<path>`, `.../file/<path>`),
-    after `.` and `..` are resolved as Gradio resolves them."""
-    for marker in ("/file=", "/gradio_api/file/"):
-        if marker in path:
-            return PurePosixPath(posixpath.normpath("/" + path.split(marker, 1)[1])).name
-    return None
 
 
 def serve(ctx: AppContext) -> None:

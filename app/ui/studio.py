@@ -13,10 +13,10 @@ import inspect
 import json
 import logging
 import re
+import secrets
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import gradio as gr
 
@@ -35,12 +35,14 @@ from app.services import (
 )
 from app.services import files as files_service
 from app.services.matrix import plan_matrix
+from app.ui.session import token_of
+from app.ui.text import md, plain
 
 log = logging.getLogger(__name__)
 POLL_S = 0.5
 CANDIDATES = 3  # backgrounds shown at a time
 GALLERY_MAX = 120  # variant frames shown at once (filter by place or audience for others)
-UNEXPECTED = "Something went wrong on our side. It has been logged; please try again."
+UNEXPECTED = "Something went wrong on our side (reference {ref}). Please try again."
 WATCH_S = 3600  # a page follows long work this long, then leaves it to finish unwatched
 STILL_WORKING = (
     "Still working on it after an hour. It goes on without this page: come back later "
@@ -49,14 +51,15 @@ STILL_WORKING = (
 
 
 def friendly(fn: Callable) -> Callable:
-    """Errors a user can cause become a message in the page; anything else is logged and shown
-    as a plain apology, never a stack trace."""
+    """Errors a user can cause become their own sentence in the page; anything else is logged
+    under a reference and shown as a plain apology with it, never a path or a stack trace."""
 
     def translate(exc: Exception) -> gr.Error:
         if isinstance(exc, user_errors()):
-            return gr.Error(str(exc))
-        log.exception("%s failed", fn.__name__)
-        return gr.Error(UNEXPECTED)
+            return gr.Error(plain(exc))
+        ref = secrets.token_hex(4)
+        log.exception("reference %s: %s failed", ref, fn.__name__)
+        return gr.Error(UNEXPECTED.format(ref=ref))
 
     if inspect.isgeneratorfunction(fn):
 
@@ -101,30 +104,48 @@ class Studio:
 
     # Who is asking -------------------------------------------------------------------------
 
-    def business(self, request: gr.Request) -> int:
-        if request is None or not request.username:
-            raise gr.Error("Sign in first.")
-        return accounts.account_of_user(self.ctx, int(request.username)).business_id
+    def who(self, request: gr.Request | None) -> accounts.Account:
+        """The signed-in account of the session that sent this request."""
+        token = None if request is None else token_of(request.headers, request.cookies)
+        account = accounts.account_for(self.ctx, token)
+        if account is None:
+            raise gr.Error("Your session has ended: sign in again.")
+        return account
+
+    def business(self, request: gr.Request | None) -> int:
+        return self.who(request).business_id
+
+    def _out(self, who: accounts.Account, source, name: str) -> str:
+        """A file (or picture) this response shows: published for this session alone."""
+        return str(self.ctx.responses.publish(who, source, name))
 
     @friendly
     def welcome(self, request: gr.Request) -> str:
-        self.business(request)  # signed in
-        account = accounts.account_of_user(self.ctx, int(request.username))
-        return f"**{account.business_name}** · signed in as {account.email}"
+        account = self.who(request)
+        return f"**{md(account.business_name)}** · signed in as {md(account.email)}"
 
     @friendly
     def spot_label(self, spot_id: int | None, request: gr.Request) -> str:
         if not spot_id:
             return "No spot yet: start with the brief."
-        view = spots.spot_view(self.ctx, self.business(request), int(spot_id))
-        return f"Working on **{view.campaign_name}** · spot #{view.id} · {view.template_id}"
+        view = spots.spot_view(self.ctx, self.business(request), _id(spot_id, "spot"))
+        return f"Working on **{md(view.campaign_name)}** · spot #{view.id} · {view.template_id}"
 
     # Brief ---------------------------------------------------------------------------------
 
     @friendly
-    def templates(self, duration: int | str | None) -> tuple[list, gr.Dropdown]:
-        choices = spots.template_choices(self.ctx, int(duration) if duration else None)
-        gallery = [(str(t.thumbnail), f"{t.name} · {t.duration} s — {t.use_case}") for t in choices]
+    def templates(
+        self, duration: int | str | None, request: gr.Request
+    ) -> tuple[list, gr.Dropdown]:
+        who = self.who(request)
+        choices = spots.template_choices(self.ctx, _length(duration))
+        gallery = [
+            (
+                self._out(who, t.thumbnail, t.thumbnail.name),
+                f"{t.name} · {t.duration} s — {t.use_case}",
+            )
+            for t in choices
+        ]
         ids = [t.id for t in choices]
         value = "product-hero" if "product-hero" in ids else (ids[0] if ids else None)
         dropdown = gr.Dropdown(choices=[(t.name, t.id) for t in choices], value=value)
@@ -132,7 +153,7 @@ class Studio:
 
     @friendly
     def pick_template(self, duration: int | str | None, evt: gr.SelectData) -> str:
-        choices = spots.template_choices(self.ctx, int(duration) if duration else None)
+        choices = spots.template_choices(self.ctx, _length(duration))
         return choices[evt.index].id
 
     @friendly
@@ -161,53 +182,76 @@ class Studio:
         """Create the campaign and its spot from the brief; returns the spot's id and storyboard.
         Through the API, every field but the campaign's name and the photos has a default (the
         page's); the template decides which copy it needs."""
-        business = self.business(request)
-        if not (campaign_name or "").strip():
-            raise gr.Error("Give the campaign a name.")
+        who = self.who(request)
+        uploads = [*(product_photos or []), logo, heading_font, body_font]
+        try:
+            spot = self._create_spot(
+                who,
+                campaign_name,
+                objective,
+                template_id,
+                product_photos,
+                primary_colour,
+                accent_colour,
+                {
+                    "product_name": product_name,
+                    "headline": headline,
+                    "body": body,
+                    "offer": offer,
+                    "cta_text": cta_text,
+                    "cta_url": cta_url,
+                    "phone": phone,
+                    "tagline": tagline,
+                    "setting": setting,
+                },
+                logo,
+                heading_font,
+                body_font,
+            )
+        finally:  # stored or refused, the uploads are not needed again
+            self.ctx.responses.discard_uploads(uploads)
+        gr.Info(f"Spot #{spot.id} created. Check its storyboard, then render a preview.")
+        gallery, table = self._storyboard(who, spot.id)
+        return spot.id, gallery, table
+
+    def _create_spot(
+        self, who, campaign_name, objective, template_id, photos, primary, accent, copy, *brand
+    ) -> spots.SpotView:
+        upload = self.ctx.responses.upload  # only files uploaded here, never a served one
+        logo, heading_font, body_font = (None if p is None else upload(p) for p in brand)
         form = spots.BriefForm(
-            campaign_name=campaign_name,
+            campaign_name=campaign_name or "",
             objective=objective or "",
             template_id=template_id or "",
-            copy={
-                "product_name": product_name,
-                "headline": headline,
-                "body": body,
-                "offer": offer,
-                "cta_text": cta_text,
-                "cta_url": cta_url,
-                "phone": phone,
-                "tagline": tagline,
-                "setting": setting,
-            },
-            colors=[_hex(primary_colour), _hex(accent_colour)],
-            product_photos=[Path(p) for p in product_photos or []],
-            logo=_path(logo),
-            heading_font=_path(heading_font),
-            body_font=_path(body_font),
+            copy=copy,
+            colors=[_hex(primary), _hex(accent)],
+            product_photos=[upload(p) for p in photos or []],
+            logo=logo,
+            heading_font=heading_font,
+            body_font=body_font,
         )
-        spot = spots.create_spot(self.ctx, business, form)
-        gr.Info(f"Spot #{spot.id} created. Check its storyboard, then render a preview.")
-        gallery, table = self._storyboard(business, spot.id)
-        return spot.id, gallery, table
+        return spots.create_spot(self.ctx, who.business_id, form)
 
     # Storyboard ----------------------------------------------------------------------------
 
     @friendly
     def storyboard(self, spot_id: int | None, request: gr.Request) -> tuple[list, str]:
-        return self._storyboard(self.business(request), _id(spot_id, "spot"))
+        return self._storyboard(self.who(request), _id(spot_id, "spot"))
 
-    def _storyboard(self, business: int, spot_id: int) -> tuple[list, str]:
-        cards = spots.storyboard(self.ctx, self.engine, business, spot_id)
+    def _storyboard(self, who: accounts.Account, spot_id: int) -> tuple[list, str]:
+        cards = spots.storyboard(self.ctx, self.engine, who.business_id, spot_id)
         gallery = [
-            (c.still, f"{c.index + 1}. {c.kind} · {c.start:g}–{c.start + c.duration:g} s")
+            (
+                self._out(who, c.still, f"scene-{c.index + 1}"),
+                f"{c.index + 1}. {c.kind} · {c.start:g}–{c.start + c.duration:g} s",
+            )
             for c in cards
         ]
         rows = ["| Scene | Time | Copy |", "|---|---|---|"]
         for c in cards:
-            words = " / ".join(t for t in c.copy.values() if t) or "(brand card)"
+            words = " / ".join(md(t) for t in c.copy.values() if t) or "(brand card)"
             rows.append(
-                f"| {c.index + 1}. {c.kind} | {c.start:g}–{c.start + c.duration:g} s | "
-                f"{_cell(words)} |"
+                f"| {c.index + 1}. {c.kind} | {c.start:g}–{c.start + c.duration:g} s | {words} |"
             )
         return gallery, "\n".join(rows)
 
@@ -216,58 +260,64 @@ class Studio:
         self, spot_id: int | None, order: str | None, request: gr.Request
     ) -> tuple[list, str]:
         """Put the scenes in another order, written as their numbers: "1, 3, 2, 4"."""
-        business = self.business(request)
+        who = self.who(request)
         spot_id = _id(spot_id, "spot")
-        try:
-            numbers = [int(n) - 1 for n in (order or "").replace(",", " ").split()]
-        except ValueError:
-            raise gr.Error("Write the scene numbers in the new order, e.g. 1, 3, 2, 4.") from None
-        spots.reorder_scenes(self.ctx, self.engine, business, spot_id, numbers)
-        return self._storyboard(business, spot_id)
+        words = (order or "").replace(",", " ").split()
+        if not words or not all(w.isdigit() and len(w) < 4 for w in words):
+            raise gr.Error("Write the scene numbers in the new order, e.g. 1, 3, 2, 4.")
+        numbers = [int(w) - 1 for w in words]
+        spots.reorder_scenes(self.ctx, self.engine, who.business_id, spot_id, numbers)
+        return self._storyboard(who, spot_id)
 
     @friendly
     def regenerate_scene(
         self, spot_id: int | None, scene: int | None, request: gr.Request
     ) -> tuple[list, str]:
         """Draw a new background for one scene (its number in the spot), the others kept."""
-        business = self.business(request)
+        who = self.who(request)
         spot_id = _id(spot_id, "spot")
-        spots.regenerate_scene(self.ctx, self.engine, business, spot_id, _id(scene, "scene") - 1)
-        return self._storyboard(business, spot_id)
+        position = _id(scene, "scene") - 1
+        spots.regenerate_scene(self.ctx, self.engine, who.business_id, spot_id, position)
+        return self._storyboard(who, spot_id)
 
     @friendly
     def background_candidates(
         self, spot_id: int | None, round_: int | None, request: gr.Request
     ) -> tuple[list, int]:
         """Candidate backgrounds for the spot's setting; each further round shows new ones."""
-        business = self.business(request)
-        round_ = int(round_ or 0)
+        who = self.who(request)
+        round_ = _count(round_, "round")
         first = round_ * CANDIDATES
         made = spots.background_candidates(
             self.ctx,
             self.engine,
-            business,
+            who.business_id,
             _id(spot_id, "spot"),
             seeds=range(first, first + CANDIDATES),
         )
-        return [(str(path), f"background {seed}") for seed, path in made], round_
+        gallery = [
+            (self._out(who, path, f"background-{seed}{path.suffix}"), f"background {seed}")
+            for seed, path in made
+        ]
+        return gallery, round_
 
     @friendly
     def pick_candidate(self, round_: int | None, evt: gr.SelectData) -> int:
-        return int(round_ or 0) * CANDIDATES + evt.index
+        return _count(round_, "round") * CANDIDATES + evt.index
 
     @friendly
     def choose_background(
         self, spot_id: int | None, seed: int | None, request: gr.Request
     ) -> tuple[list, str, str]:
         """Make background `seed` the spot's; returns the storyboard drawn over it."""
-        business = self.business(request)
+        who = self.who(request)
         spot_id = _id(spot_id, "spot")
         if seed is None:
             raise gr.Error("Pick a background first.")
-        spots.choose_background(self.ctx, self.engine, business, spot_id, int(seed))
-        gallery, table = self._storyboard(business, spot_id)
-        return gallery, table, f"Background {int(seed)} chosen."
+        seed = _count(seed, "background")
+        spots.choose_background(self.ctx, self.engine, who.business_id, spot_id, seed)
+        gallery, table = self._storyboard(who, spot_id)
+        return gallery, table, f"Background {seed} chosen."
 
     # Preview -------------------------------------------------------------------------------
 
@@ -275,7 +325,8 @@ class Studio:
     def render_preview(self, spot_id: int | None, request: gr.Request) -> Iterator[tuple]:
         """Render the spot as briefed, small and watermarked; streams progress, then the video
         and its scene thumbnails."""
-        business = self.business(request)
+        who = self.who(request)
+        business = who.business_id
         spot_id = _id(spot_id, "spot")
         base = spots.base_variant(
             self.ctx,
@@ -292,16 +343,22 @@ class Studio:
             yield _job_status(p, time.monotonic() - began, typical, "preview"), None, None, job
         done = renders.latest(self.ctx, business, base, "preview")
         assert done is not None  # _follow raised unless the job finished
-        thumbnails = renders.scene_thumbnails(self.ctx, business, done)
+        thumbnails = [
+            (self._out(who, picture, f"preview-scene-{i + 1}"), caption)
+            for i, (picture, caption) in enumerate(
+                renders.scene_thumbnails(self.ctx, business, done)
+            )
+        ]
         verdict = "passes" if done.qc_passed else "fails"
         status = f"Preview ready ({verdict} preview QC). Watch it, then personalize it."
-        yield status, str(done.path), thumbnails, job
+        video = self._out(who, done.path, f"spotforge-spot{spot_id}-preview.mp4")
+        yield status, video, thumbnails, job
 
     @friendly
     def cancel_job(self, job_id: int | None, request: gr.Request) -> str:
         if job_id is None:
             return "Nothing to cancel."
-        p = jobs.cancel(self.ctx, self.business(request), int(job_id))
+        p = jobs.cancel(self.ctx, self.business(request), _id(job_id, "job"))
         return {
             "cancelled": "Cancelled.",
             "running": "It had already started: it will finish, and you can ignore it.",
@@ -316,7 +373,7 @@ class Studio:
             if p.state == "done":
                 return
             if p.state == "failed":
-                raise gr.Error(f"The render failed: {p.error}")
+                raise gr.Error(plain(f"The render failed: {p.error}"))
             if p.state == "cancelled":
                 raise gr.Error("Cancelled.")
             yield p
@@ -378,7 +435,8 @@ class Studio:
     ) -> Iterator[tuple]:
         """Start making every variant; streams progress and the frames as they finish. Returns
         the run's key (to cancel it) last."""
-        business = self.business(request)
+        who = self.who(request)
+        business = who.business_id
         spot_id = _id(spot_id, "spot")
         if not geographies or not audiences:
             raise gr.Error("Choose at least one place and one audience.")
@@ -388,13 +446,13 @@ class Studio:
         polls = 0
         while True:
             if time.monotonic() - began > WATCH_S:
-                yield STILL_WORKING, self._gallery(business, spot_id), run
+                yield STILL_WORKING, self._gallery(who, spot_id), run
                 return
             polls += 1
             if polls % 30 == 0:
                 bulk.reconcile(self.ctx, business, run)
             report = bulk.run_status(self.ctx, business, run)
-            gallery = self._gallery(business, spot_id)
+            gallery = self._gallery(who, spot_id)
             made = report.ready + report.failed - first.ready - first.failed
             left = report.variants - report.ready - report.failed - report.cancelled
             elapsed = time.monotonic() - began
@@ -429,20 +487,24 @@ class Studio:
         request: gr.Request,
     ) -> list:
         """The spot's variants, filtered by place and audience ("All" for any)."""
-        business = self.business(request)
-        return self._gallery(business, _id(spot_id, "spot"), geography=geography, audience=audience)
+        who = self.who(request)
+        return self._gallery(who, _id(spot_id, "spot"), geography=geography, audience=audience)
 
-    def _gallery(self, business, spot_id, *, geography=None, audience=None) -> list:
+    def _gallery(self, who, spot_id, *, geography=None, audience=None) -> list:
         found = variants.cards(
             self.ctx,
-            business,
+            who.business_id,
             spot_id,
             personalized_only=True,
             limit=GALLERY_MAX,
             geography=None if geography in (None, "", "All") else geography,
             audience=None if audience in (None, "", "All") else audience,
         )
-        return [(str(c.frame), c.caption) for c in found if c.frame is not None]
+        return [
+            (self._out(who, c.frame, f"variant-{c.id}{c.frame.suffix}"), c.caption)
+            for c in found
+            if c.frame is not None
+        ]
 
     @friendly
     def variant_choices(self, spot_id: int | None, request: gr.Request) -> tuple:
@@ -466,14 +528,14 @@ class Studio:
     @friendly
     def compare(self, variant_a: int | None, variant_b: int | None, request: gr.Request) -> tuple:
         """Two variants side by side: their frames and what made them."""
-        business = self.business(request)
+        who = self.who(request)
         out: list = []
         for variant_id in (variant_a, variant_b):
-            c = variants.card(self.ctx, business, _id(variant_id, "variant"))
+            c = variants.card(self.ctx, who.business_id, _id(variant_id, "variant"))
             out += [
-                None if c.frame is None else str(c.frame),
-                f"**#{c.id}** · {c.geography} · {c.audience}  \nHeadline: {c.headline}  \n"
-                f"Background seed {c.seed}: _{c.prompt}_",
+                None if c.frame is None else self._out(who, c.frame, f"variant-{c.id}.png"),
+                f"**#{c.id}** · {md(c.geography)} · {md(c.audience)}  \n"
+                f"Headline: {md(c.headline)}  \nBackground seed {c.seed}: _{md(c.prompt)}_",
             ]
         return tuple(out)
 
@@ -482,29 +544,34 @@ class Studio:
     @friendly
     def quote(self, variant_ids: list[int] | None, request: gr.Request) -> tuple[int, str]:
         """A quote for the chosen variants: returns the order's id and the price."""
-        order = orders.quote(self.ctx, self.business(request), [int(v) for v in variant_ids or []])
+        chosen = [_id(v, "variant") for v in variant_ids or []]
+        order = orders.quote(self.ctx, self.business(request), chosen)
         return order.id, _order_text(order)
 
     @friendly
     def approve(self, order_id: int | None, request: gr.Request) -> Iterator[tuple]:
         """Approve the quote (the purchase) and render the broadcast finals; streams progress,
         then the files and their QC reports."""
-        business = self.business(request)
-        yield from self._watch(business, orders.approve(self.ctx, business, _id(order_id, "order")))
+        who = self.who(request)
+        order = orders.approve(self.ctx, who.business_id, _id(order_id, "order"))
+        yield from self._watch(who, order)
 
     @friendly
     def retry_order(self, order_id: int | None, request: gr.Request) -> Iterator[tuple]:
         """Render again the finals of a failed order that failed or missed QC."""
-        business = self.business(request)
-        yield from self._watch(business, orders.retry(self.ctx, business, _id(order_id, "order")))
+        who = self.who(request)
+        yield from self._watch(who, orders.retry(self.ctx, who.business_id, _id(order_id, "order")))
 
     @friendly
     def cancel_order(self, order_id: int | None, request: gr.Request) -> tuple:
         """Withdraw an order that is not yet approved (or failed)."""
-        business = self.business(request)
-        return self._delivered(business, orders.cancel(self.ctx, business, _id(order_id, "order")))
+        who = self.who(request)
+        return self._delivered(
+            who, orders.cancel(self.ctx, who.business_id, _id(order_id, "order"))
+        )
 
-    def _watch(self, business: int, order: orders.OrderView) -> Iterator[tuple]:
+    def _watch(self, who: accounts.Account, order: orders.OrderView) -> Iterator[tuple]:
+        business = who.business_id
         typical = renders.typical_seconds(self.ctx, business, "final") * len(order.variant_ids)
         began = time.monotonic()
         while order.status == "rendering":
@@ -521,29 +588,28 @@ class Studio:
             )
             time.sleep(POLL_S * 2)
             order = orders.status(self.ctx, business, order.id)
-        yield self._delivered(business, order)
+        yield self._delivered(who, order)
 
     @friendly
     def order_status(self, order_id: int | None, request: gr.Request) -> tuple:
         """Where an order stands, with its files once delivered."""
-        business = self.business(request)
-        return self._delivered(business, orders.status(self.ctx, business, _id(order_id, "order")))
+        who = self.who(request)
+        order = orders.status(self.ctx, who.business_id, _id(order_id, "order"))
+        return self._delivered(who, order)
 
-    def _delivered(self, business: int, order: orders.OrderView) -> tuple:
+    def _delivered(self, who: accounts.Account, order: orders.OrderView) -> tuple:
         if order.status not in ("delivered", "failed"):
             return _order_text(order), None, ""
         files, links = [], []
-        folder = self.ctx.settings.data_dir / "downloads" / str(business)
-        folder.mkdir(parents=True, exist_ok=True)
         for d in order.deliveries:
             if d.render_id is None:
-                links.append(f"- Variant #{d.variant_id}: not rendered — {d.error}")
+                links.append(f"- Variant #{d.variant_id}: not rendered — {md(d.error)}")
                 continue
-            final = files_service.render_download(self.ctx, business, d.render_id)
-            qc_file = folder / f"spotforge-render{d.render_id}-qc.json"
-            report = files_service.qc_report(self.ctx, business, d.render_id)
-            qc_file.write_text(json.dumps(report, indent=2))
-            files += [str(final.path), str(qc_file)]
+            final = files_service.render_download(self.ctx, who.business_id, d.render_id)
+            report = files_service.qc_report(self.ctx, who.business_id, d.render_id)
+            qc_name = f"spotforge-render{d.render_id}-qc.json"
+            qc_json = json.dumps(report, indent=2).encode()
+            files += [self._out(who, final.path, final.filename), self._out(who, qc_json, qc_name)]
             verdict = "passes broadcast QC" if d.qc_passed else "FAILS broadcast QC"
             links.append(
                 f"- Variant #{d.variant_id} ({verdict}): "
@@ -558,6 +624,7 @@ class Studio:
     def campaigns(self, request: gr.Request) -> tuple[list[list], gr.Dropdown]:
         business = self.business(request)
         found = businesses.list_campaigns(self.ctx, business)
+        # A Dataframe of str cells shows text as text; Markdown cells would need escaping.
         rows = [[c.id, c.name, c.objective, c.status, f"{c.created_at:%Y-%m-%d}"] for c in found]
         choices = [(f"#{c.id} {c.name}", c.id) for c in found]
         return rows, gr.Dropdown(choices=choices, value=choices[0][1] if choices else None)
@@ -567,14 +634,18 @@ class Studio:
         """The campaign's spots and variants as a tree: each variant under what it came from."""
         if campaign_id is None:
             return "Choose a campaign."
-        return variants.lineage_markdown(self.ctx, self.business(request), int(campaign_id))
+        name, rows = variants.lineage(
+            self.ctx, self.business(request), _id(campaign_id, "campaign")
+        )
+        lines = [f"**{md(name)}**"] + [f"{'  ' * r.depth}- {md(r.text)}" for r in rows]
+        return "\n".join(lines)
 
     @friendly
     def open_campaign(self, campaign_id: int | None, request: gr.Request) -> tuple:
         """Continue a campaign: its spot becomes the one every step works on."""
-        business = self.business(request)
-        spot_id = businesses.first_spot(self.ctx, business, _id(campaign_id, "campaign"))
-        gallery, table = self._storyboard(business, spot_id)
+        who = self.who(request)
+        spot_id = businesses.first_spot(self.ctx, who.business_id, _id(campaign_id, "campaign"))
+        gallery, table = self._storyboard(who, spot_id)
         return spot_id, gallery, table, f"Working on spot #{spot_id}."
 
     @friendly
@@ -582,7 +653,7 @@ class Studio:
         copy = businesses.duplicate_campaign(
             self.ctx, self.business(request), _id(campaign_id, "campaign")
         )
-        return f"Duplicated as #{copy.id} {copy.name}."
+        return f"Duplicated as #{copy.id} {md(copy.name)}."
 
     @friendly
     def rerender(self, variant_id: int | None, request: gr.Request) -> str:
@@ -594,13 +665,37 @@ class Studio:
 
 
 def _id(value: int | float | str | None, what: str) -> int:
-    if value in (None, "", 0):  # ids start at 1; an empty number field holds 0
+    """An id as a page or a script sent it; ids start at 1 (an empty number field holds 0)."""
+    if value in (None, "", 0):
         raise gr.Error(f"Choose a {what} first." if what != "spot" else "Start with the brief.")
-    return int(value)
+    number = _count(value, what)
+    if number == 0:
+        raise gr.Error(f"Choose a {what} first.")
+    return number
 
 
-def _path(value: str | None) -> Path | None:
-    return Path(value) if value else None
+def _count(value: int | float | str | None, what: str) -> int:
+    """A whole number from 0 that fits the database's integers, or a sentence saying why not."""
+    if value in (None, ""):
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise gr.Error(f"The {what} must be a whole number.")
+    text = str(value).strip()
+    if isinstance(value, float) and value.is_integer():
+        text = str(int(value))
+    if not text.isdigit() or not text.isascii():
+        raise gr.Error(f"The {what} must be a whole number.")
+    number = int(text)
+    if number >= 2**31:
+        raise gr.Error(f"There is no {what} {number}.")
+    return number
+
+
+def _length(duration: int | str | None) -> int | None:
+    """A spot length the page offers (15 or 30 s); None for any."""
+    if duration in (None, ""):
+        return None
+    return _count(duration, "length")
 
 
 def _hex(colour: str | None) -> str:
@@ -617,15 +712,11 @@ def _hex(colour: str | None) -> str:
     return colour.upper()
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def _by_name(views, names: list[str], what: str) -> list[int]:
     by_name = {v.name: v.id for v in views}
     unknown = [n for n in names if n not in by_name]
     if unknown:
-        raise gr.Error(f"There is no {what} called {unknown[0]!r}.")
+        raise gr.Error(plain(f"There is no {what} called {unknown[0]!r}."))
     return [by_name[n] for n in names]
 
 

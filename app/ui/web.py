@@ -9,9 +9,15 @@ from __future__ import annotations
 import gradio as gr
 
 from app.services import AppContext
+from app.services.text_rules import limit
 from app.ui.studio import Studio
 
 DEFAULT_SETTING = "street with buildings during the day"  # a scene the offline model knows
+# Handlers that follow queued work (renders, runs) mostly wait: more may follow at once than
+# compute, and the job queue answers "busy" before they pile up (`renders.enqueue`). Beyond
+# QUEUE_MAX waiting events, Gradio answers "queue full" at once rather than keep anyone waiting.
+WORKERS, FOLLOWERS, QUEUE_MAX = 8, 32, 64
+FOLLOW = {"concurrency_id": "follow", "concurrency_limit": FOLLOWERS}
 CSS = """
 /* width 100%: a flex item with auto margins would otherwise grow to its content's width */
 .gradio-container { width: 100%; max-width: 1100px !important; margin: auto; }
@@ -45,12 +51,14 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             with gr.Tab("1 · Brief", id="brief"):
                 with gr.Row():
                     campaign = gr.Textbox(
-                        label="Campaign name", max_length=120, placeholder="e.g. Spring trail sale"
+                        label="Campaign name",
+                        max_length=limit("campaign_name"),
+                        placeholder="e.g. Spring trail sale",
                     )
                     objective = gr.Textbox(
                         value="",
                         label="Objective",
-                        max_length=500,
+                        max_length=limit("objective"),
                         placeholder="e.g. Bring Bay Area runners in",
                     )
                 duration = gr.Radio([15, 30], value=15, label="Length (seconds)")
@@ -86,28 +94,32 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                         label="Body font (optional, TTF/OTF)", file_types=[".ttf", ".otf"]
                     )
                 with gr.Row():
-                    product = gr.Textbox(value="", label="Product", max_length=80)
-                    headline = gr.Textbox(value="", label="Headline", max_length=120)
-                body = gr.Textbox(value="", label="Body", max_length=300)
+                    product = gr.Textbox(
+                        value="", label="Product", max_length=limit("product_name")
+                    )
+                    headline = gr.Textbox(value="", label="Headline", max_length=limit("headline"))
+                body = gr.Textbox(value="", label="Body", max_length=limit("body"))
                 with gr.Row():
                     offer = gr.Textbox(
-                        value="", label="Offer", max_length=120, placeholder="20 % off"
+                        value="", label="Offer", max_length=limit("offer"), placeholder="20 % off"
                     )
                     cta = gr.Textbox(
                         value="",
                         label="Call to action",
-                        max_length=60,
+                        max_length=limit("cta_text"),
                         placeholder="Visit us today",
                     )
                 with gr.Row():
                     url = gr.Textbox(
-                        value="", label="Web address (shown with a QR code)", max_length=120
+                        value="",
+                        label="Web address (shown with a QR code)",
+                        max_length=limit("cta_url"),
                     )
-                    phone = gr.Textbox(value="", label="Phone", max_length=40)
+                    phone = gr.Textbox(value="", label="Phone", max_length=limit("phone"))
                 with gr.Row():
-                    tagline = gr.Textbox(value="", label="Tagline", max_length=120)
+                    tagline = gr.Textbox(value="", label="Tagline", max_length=limit("tagline"))
                     setting = gr.Textbox(
-                        label="Where it is set", value=DEFAULT_SETTING, max_length=200
+                        label="Where it is set", value=DEFAULT_SETTING, max_length=limit("setting")
                     )
                 create = gr.Button("Create storyboard", variant="primary")
 
@@ -302,6 +314,7 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             inputs=spot,
             outputs=[status, video, frames, preview_job],
             api_name="render_preview",
+            **FOLLOW,
         )
         stop_preview.click(
             s.cancel_job,
@@ -321,6 +334,7 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             inputs=[spot, places, people],
             outputs=[progress, gallery, run],
             api_name="make_variants",
+            **FOLLOW,
         )
         making.then(
             s.variant_choices,
@@ -352,13 +366,18 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
 
         ask.click(s.quote, inputs=chosen_variants, outputs=[order, order_text], api_name=False)
         approve.click(
-            s.approve, inputs=order, outputs=[order_text, delivered, downloads], api_name="approve"
+            s.approve,
+            inputs=order,
+            outputs=[order_text, delivered, downloads],
+            api_name="approve",
+            **FOLLOW,
         )
         retry.click(
             s.retry_order,
             inputs=order,
             outputs=[order_text, delivered, downloads],
             api_name="retry_order",
+            **FOLLOW,
         )
         withdraw.click(
             s.cancel_order,
@@ -395,5 +414,5 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
         # component would refuse a value it was not sent with).
         for handler in (s.quote, s.lineage, s.duplicate_campaign, s.open_campaign):
             gr.api(handler, api_name=handler.__name__)
-    page.queue(default_concurrency_limit=8)
+    page.queue(default_concurrency_limit=WORKERS, max_size=QUEUE_MAX)
     return page

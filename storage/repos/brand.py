@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from storage.errors import InvalidAsset
+from storage.errors import InvalidAsset, InvalidValue
 from storage.models import Asset, BrandKit
 from storage.scope import Scope
 
@@ -30,7 +30,7 @@ class Brand:
     ) -> BrandKit:
         bad = [c for c in colors if not HEX_COLOR.match(c)]
         if bad:
-            raise ValueError(f"colours must look like #1A2B3C; got {', '.join(map(repr, bad))}")
+            raise InvalidValue(f"colours must look like #1A2B3C; got {', '.join(map(repr, bad))}")
         self._check(logo_asset_id, "image/", "the logo must be an image")
         self._check(heading_font_asset_id, "font/", "the heading font must be a font file")
         self._check(body_font_asset_id, "font/", "the body font must be a font file")

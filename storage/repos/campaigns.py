@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from storage.errors import InvalidValue
 from storage.models import Asset, Campaign, CampaignStatus, Scene, Spot
 from storage.scope import Scope
 
@@ -18,11 +19,11 @@ class Campaigns:
     def create(self, name: str, objective: str = "") -> Campaign:
         name, objective = name.strip(), objective.strip()
         if not name:
-            raise ValueError("a campaign needs a name")
+            raise InvalidValue("a campaign needs a name")
         if len(name) > 120:
-            raise ValueError("a campaign name has at most 120 characters")
+            raise InvalidValue("a campaign name has at most 120 characters")
         if len(objective) > 500:
-            raise ValueError("an objective has at most 500 characters")
+            raise InvalidValue("an objective has at most 500 characters")
         return self._scope.add(Campaign(name=name, objective=objective))
 
     def list(self) -> list[Campaign]:
@@ -49,7 +50,7 @@ class Campaigns:
         product_asset_ids: Sequence[int] = (),
     ) -> Spot:
         if duration_s not in SPOT_DURATIONS:
-            raise ValueError(f"a spot lasts 15 or 30 seconds, not {duration_s}")
+            raise InvalidValue(f"a spot lasts 15 or 30 seconds, not {duration_s}")
         campaign = self.get(campaign_id)
         products = [self._scope.get(Asset, asset_id) for asset_id in product_asset_ids]
         return self._scope.add(
@@ -85,7 +86,7 @@ class Campaigns:
     ) -> Scene:
         spot = self.spot(spot_id)
         if start_s < 0 or duration_s <= 0 or start_s + duration_s > spot.duration_s + 1e-6:
-            raise ValueError(
+            raise InvalidValue(
                 f"scene timing {start_s}+{duration_s}s does not fit the {spot.duration_s:g}s spot"
             )
         return self._scope.add(

@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from storage.errors import InvalidValue
 from storage.models import Audience, Geography
 from storage.scope import Scope
 
@@ -54,5 +55,5 @@ class Library:
 
 def _name(name: str) -> str:
     if not name.strip():
-        raise ValueError("a name is required")
+        raise InvalidValue("a name is required")
     return name.strip()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from storage.errors import InvalidTransition
+from storage.errors import InvalidTransition, InvalidValue
 from storage.models import ORDER_TRANSITIONS, Order, OrderStatus, Variant
 from storage.scope import Scope
 
@@ -15,7 +15,7 @@ class Orders:
 
     def create(self, variant_ids: Sequence[int]) -> Order:
         if not variant_ids:
-            raise ValueError("an order needs at least one variant")
+            raise InvalidValue("an order needs at least one variant")
         variants = [self._scope.get(Variant, v) for v in dict.fromkeys(variant_ids)]
         return self._scope.add(Order(variants=variants))
 
@@ -27,7 +27,7 @@ class Orders:
 
     def quote(self, order_id: int, amount_cents: int, currency: str = "USD") -> Order:
         if amount_cents < 0:
-            raise ValueError("a quote cannot be negative")
+            raise InvalidValue("a quote cannot be negative")
         order = self.transition(order_id, OrderStatus.QUOTED)
         order.quote_cents = amount_cents
         order.currency = currency.upper()

@@ -1,5 +1,6 @@
 """Accounts: a business and its first user made together, passwords stored only as scrypt
-hashes, sessions that sign in, out, and expire."""
+hashes, sessions that sign in, out, and expire; failed sign-ins throttled per account and per
+address, unknown emails exactly like known ones."""
 
 from __future__ import annotations
 
@@ -7,13 +8,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.services import accounts
+from app.services import UserError, accounts
+from app.services.throttle import FIRST_WAIT_S, FREE, SignInThrottle, Throttled
 from storage import accounts as stored
+from storage.errors import InvalidValue
 from storage.models import User, UserSession
 
 
 def test_sign_up_sign_in_and_out(ctx):
-    account = accounts.sign_up(ctx, "Harbor Coffee", " Owner@Harbor.test ", "espresso-2026")
+    accounts.sign_up(ctx, "Harbor Coffee", " Owner@Harbor.test ", "espresso-2026")
+    token = accounts.sign_in(ctx, "OWNER@harbor.test", "espresso-2026")
+    account = accounts.account_for(ctx, token)
     assert (account.email, account.business_name) == ("owner@harbor.test", "Harbor Coffee")
     with ctx.db.session() as session:
         hashed = session.get(User, account.user_id).password_hash
@@ -21,34 +26,82 @@ def test_sign_up_sign_in_and_out(ctx):
     assert accounts.verify_password("espresso-2026", hashed)
     assert not accounts.verify_password("espresso-2027", hashed)
 
-    token = accounts.sign_in(ctx, "OWNER@harbor.test", "espresso-2026")
-    assert accounts.account_for(ctx, token) == account
+    second = accounts.account_for(ctx, accounts.sign_in(ctx, "owner@harbor.test", "espresso-2026"))
+    assert second.business_id == account.business_id and second.session_id != account.session_id
     assert accounts.account_for(ctx, token + "x") is None
-    accounts.sign_out(ctx, token)
+    assert accounts.sign_out(ctx, token) == account.session_id
     assert accounts.account_for(ctx, token) is None
+    assert accounts.live_sessions(ctx) == {second.session_id}
 
 
 def test_mistakes_are_refused_with_a_reason(ctx):
     accounts.sign_up(ctx, "Harbor Coffee", "owner@harbor.test", "espresso-2026")
-    with pytest.raises(ValueError, match="already has an account"):
+    with pytest.raises(InvalidValue, match="already has an account"):
         accounts.sign_up(ctx, "Harbor Coffee 2", "owner@harbor.test", "espresso-2026")
-    with pytest.raises(ValueError, match="at least 10 characters"):
+    with pytest.raises(UserError, match="at least 10 characters"):
         accounts.sign_up(ctx, "Bakery", "baker@bakery.test", "short")
-    with pytest.raises(ValueError, match="email address"):
+    with pytest.raises(UserError, match="email address"):
         accounts.sign_up(ctx, "Bakery", "not-an-email", "long-enough-password")
-    with pytest.raises(ValueError, match="needs a name"):
+    with pytest.raises(InvalidValue, match="needs a name"):
         accounts.sign_up(ctx, "  ", "baker@bakery.test", "long-enough-password")
+    with pytest.raises(UserError, match="do not show on screen"):
+        accounts.sign_up(ctx, "\u200b\u200b", "baker@bakery.test", "long-enough-password")
     for email, password in (("owner@harbor.test", "wrong-password"), ("who@x.test", "x" * 12)):
-        with pytest.raises(accounts.SignInFailed, match="wrong email or password"):
+        with pytest.raises(accounts.SignInFailed, match="Wrong email or password"):
             accounts.sign_in(ctx, email, password)
 
 
 def test_an_expired_session_signs_no_one_in(ctx):
-    account = accounts.sign_up(ctx, "Harbor Coffee", "owner@harbor.test", "espresso-2026")
+    accounts.sign_up(ctx, "Harbor Coffee", "owner@harbor.test", "espresso-2026")
+    account = accounts.account_for(ctx, accounts.sign_in(ctx, "owner@harbor.test", "espresso-2026"))
     with ctx.db.session() as session:
         yesterday = datetime.now(UTC) - timedelta(days=1)
         stored.add_session(session, account.user_id, accounts._digest("old-token"), yesterday)
     assert accounts.account_for(ctx, "old-token") is None
-    accounts.sign_in(ctx, "owner@harbor.test", "espresso-2026")  # signing in sweeps it away
+    assert accounts.live_sessions(ctx) == {account.session_id}  # and the expired one is gone
     with ctx.db.session() as session:
         assert session.query(UserSession).count() == 1
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_guessing_waits_longer_after_each_failure_and_unknown_emails_alike(ctx):
+    accounts.sign_up(ctx, "Harbor Coffee", "owner@harbor.test", "espresso-2026")
+    clock = Clock()
+    ctx.throttle = SignInThrottle(clock)
+    for email in ("owner@harbor.test", "nobody@harbor.test"):  # a known and an unknown account
+        for _ in range(FREE["account"]):
+            with pytest.raises(accounts.SignInFailed):
+                accounts.sign_in(ctx, email, "wrong-password", "10.0.0.1")
+        with pytest.raises(Throttled, match="try again in") as first:
+            accounts.sign_in(ctx, email, "espresso-2026", "10.0.0.1")  # even the right one
+        assert first.value.retry_after_s == FIRST_WAIT_S
+        clock.now += FIRST_WAIT_S + 1
+        with pytest.raises(accounts.SignInFailed):
+            accounts.sign_in(ctx, email, "wrong-again-password", "10.0.0.2")
+        with pytest.raises(Throttled) as second:
+            accounts.sign_in(ctx, email, "wrong-password", "10.0.0.3")
+        assert second.value.retry_after_s == 2 * FIRST_WAIT_S  # growing
+        clock.now += 2 * FIRST_WAIT_S + 1
+    assert accounts.sign_in(ctx, "owner@harbor.test", "espresso-2026", "10.0.0.4")
+    # The account's count starts again after a success.
+    with pytest.raises(accounts.SignInFailed):
+        accounts.sign_in(ctx, "owner@harbor.test", "wrong-password", "10.0.0.4")
+
+
+def test_one_address_guessing_at_many_accounts_is_throttled(ctx):
+    clock = Clock()
+    ctx.throttle = SignInThrottle(clock)
+    for i in range(FREE["address"]):
+        with pytest.raises(accounts.SignInFailed):
+            accounts.sign_in(ctx, f"user{i}@spray.test", "wrong-password", "10.9.9.9")
+    with pytest.raises(Throttled):
+        accounts.sign_in(ctx, "fresh@spray.test", "wrong-password", "10.9.9.9")
+    with pytest.raises(accounts.SignInFailed):  # another address is not held up
+        accounts.sign_in(ctx, "fresh@spray.test", "wrong-password", "10.9.9.8")

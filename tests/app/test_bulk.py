@@ -117,7 +117,7 @@ def test_a_killed_bulk_run_finishes_when_started_again(tmp_path, settings):
         spot = spot_with_photo(ctx, business, cup())
     finally:
         ctx.close()
-    args = [str(SPOTFORGE), "bulk", "-b", str(business), "--spot", str(spot), "--lease-s", "3"]
+    args = [str(SPOTFORGE), "bulk", "-b", str(business), "--spot", str(spot)]
     for name in ("Miami", "Denver", "Seattle", "Chicago"):
         args += ["-g", name]
     for name in ("Young runners", "Retirees", "Night owls"):

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from app.services import library
+from app.services import UserError, library
 from engine import Engine, TextToImage
 from engine.training.classifier import SceneClassifier
 from engine.training.scenes import ARCHETYPES
+from storage.errors import InvalidValue
 from storage.repos.library import install_shared
 
 
@@ -52,11 +53,11 @@ def test_a_business_edits_its_own_copy_and_others_keep_the_builtin(ctx, business
 
 
 def test_bad_library_edits_are_refused(ctx, business_ids):
-    with pytest.raises(ValueError, match="time_of_day must be one of day, golden, night"):
+    with pytest.raises(UserError, match="time_of_day must be one of day, golden, night"):
         library.save_audience(ctx, business_ids[0], "Shift workers", time_of_day="dawn")
-    with pytest.raises(ValueError, match="unknown field\\(s\\) colour"):
+    with pytest.raises(UserError, match="unknown field\\(s\\) colour"):
         library.save_geography(ctx, business_ids[0], "Moon base", colour="grey")
-    with pytest.raises(ValueError, match="a name is required"):
+    with pytest.raises(InvalidValue, match="a name is required"):
         library.save_geography(ctx, business_ids[0], "  ", landscape="desert dunes")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.services import library
+from app.services import UserError, library
 from app.services.backgrounds import background, background_request
 from app.services.matrix import plan_matrix
 from engine import Engine
@@ -63,7 +63,7 @@ def test_a_plan_refuses_what_it_cannot_make(ctx, business_ids, engine):
     creatives = spots(ctx, a, 1)
     geography = ids(library.geographies(ctx, a), "Chicago")
     audience = ids(library.audiences(ctx, a), "Students")
-    with pytest.raises(ValueError, match="choose at least one geography"):
+    with pytest.raises(UserError, match="choose at least one geography"):
         plan_matrix(ctx, engine, a, creatives, [], audience, preset="mini-sd")
     with pytest.raises(NotFound, match="geography 999999 not found"):
         plan_matrix(ctx, engine, a, creatives, [999999], audience, preset="mini-sd")

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from app.services import bulk, library, orders, renders
+from app.services import Busy, UserError, bulk, library, orders, renders, spots
 from app.services.jobs import progress
 from app.services.matrix import plan_matrix
 from engine import Engine
@@ -42,7 +42,7 @@ def test_a_run_stops_and_resumes_and_its_variants_are_quoted_and_approved(
     with ctx.tenant(business) as tenant:
         made = tenant.variants.of_run(run)
         assert {v.status for v in made} == {VariantStatus.CANCELLED}
-    with pytest.raises(ValueError, match="not ready yet"):
+    with pytest.raises(UserError, match="not ready yet"):
         orders.quote(ctx, business, [made[0].id])
 
     bulk.start(ctx, engine, business, plan)  # started again: the rest is made
@@ -90,3 +90,23 @@ def made_by(ctx, business: int, run: str) -> int:
     with ctx.tenant(business) as tenant:
         [variant] = tenant.variants.of_run(run)
         return variant.id
+
+
+def test_renders_beyond_the_bound_are_answered_busy_at_once(ctx, business_ids, engine):
+    """More previews than the app keeps anyone waiting for: the next is refused with when to try
+    again, nothing queued for it; one already queued is asked for again freely."""
+    ctx.settings.max_waiting_renders = 2
+    business, rival = business_ids
+    bases = []
+    for who in (business, business, rival):
+        spot = spot_with_photo(ctx, who, cup())
+        base = spots.choose_background(ctx, engine, who, spot, 0, preset="mini-sd")
+        bases.append((who, base))
+    first, _ = (renders.enqueue(ctx, who, base, "preview") for who, base in bases[:2])
+    assert renders.enqueue(ctx, *bases[0], "preview") == first  # the same job, not refused
+    with pytest.raises(
+        Busy, match=r"busy: 2 renders are waiting\. Try again in about \d+ s"
+    ) as busy:
+        renders.enqueue(ctx, *bases[2], "preview")  # whoever asks
+    assert busy.value.retry_after_s >= 1
+    assert JobQueue(ctx.db).queued(renders.KIND) == 2

@@ -8,10 +8,11 @@ import pytest
 from PIL import Image
 from skimage import data
 
-from app.services import renders, spots
+from app.services import UserError, renders, spots
 from app.services.demo import BRIEF
 from engine import Engine
 from storage.errors import StorageError
+from templates.errors import BriefError
 from templates.export import frames_at
 from templates.storyboard import CopyError
 
@@ -42,22 +43,37 @@ def form(photo, **changes) -> spots.BriefForm:
     return spots.BriefForm(**{**fields, **changes})
 
 
-def test_a_brief_with_a_problem_is_refused_and_stores_nothing(ctx, business_ids, photo, tmp_path):
+def test_a_brief_with_a_problem_is_refused_and_stores_nothing(
+    ctx, business_ids, photo, tmp_path, font_bytes
+):
     business = business_ids[0]
     text = tmp_path / "notes.png"
     text.write_text("not a picture")
+    font = tmp_path / "brand.ttf"
+    font.write_bytes(font_bytes)
     too_long = {**COPY, "offer": "An unbelievable forty percent off every single bag"}
     for changes, error, match in (
-        ({"product_photos": []}, ValueError, "add a photo of your product"),
+        ({"product_photos": []}, UserError, "Add a photo of your product"),
         ({"copy": too_long}, CopyError, "offer: 50 characters, the limit is 32"),
-        ({"colors": ["navy"]}, ValueError, "colours look like #1A2B3C"),
-        ({"product_photos": [text]}, StorageError, "not a supported|unrecognised|unknown"),
-        ({"template_id": "nope"}, ValueError, "nope"),
+        ({"colors": ["navy"]}, UserError, "colours look like #1A2B3C"),
+        ({"product_photos": [text]}, StorageError, "not recognised"),
+        ({"template_id": "nope"}, BriefError, "nope"),
+        ({"template_id": "../../pyproject"}, BriefError, "no template"),
+        # A photo that is fine, then a file that is not what its role needs: nothing is kept.
+        ({"logo": font}, UserError, "The logo must be a PNG, JPEG or WebP image"),
+        ({"heading_font": photo}, UserError, "The heading font must be a TTF or OTF font"),
+        ({"campaign_name": "x" * 121}, UserError, "campaign name has 121 characters"),
+        ({"campaign_name": "\u200b\u200c"}, UserError, "do not show on screen"),
+        ({"copy": {**COPY, "headline": "Fresh\x00 espresso"}}, UserError, "headline has"),
+        ({"copy": {**COPY, "body": "x" * 301}}, UserError, "body has 301 characters"),
+        ({"copy": {**COPY, "offer": "\u202eff0 %02"}}, UserError, "U\\+202E"),
     ):
         with pytest.raises(error, match=match):
             spots.create_spot(ctx, business, form(photo, **changes))
     with ctx.tenant(business) as tenant:
-        assert tenant.campaigns.list() == []
+        assert tenant.campaigns.list() == [] and tenant.assets.list() == []
+    stored = [p for p in ctx.assets.root.rglob("*") if p.is_file()]
+    assert stored == []  # not a photo, not a temporary part
 
 
 def test_reorder_and_redraw_make_new_bases(ctx, business_ids, photo, engine):
@@ -71,9 +87,9 @@ def test_reorder_and_redraw_make_new_bases(ctx, business_ids, photo, engine):
     reordered = spots.reorder_scenes(ctx, engine, business, spot, [0, 2, 1, 3])
     cards = spots.storyboard(ctx, engine, business, spot)
     assert [c.kind for c in cards] == ["establishing", "offer", "hero", "end_card"]
-    with pytest.raises(ValueError, match="names each of the 4 scenes once"):
+    with pytest.raises(UserError, match="names each of the 4 scenes once"):
         spots.reorder_scenes(ctx, engine, business, spot, [0, 0, 1, 3])
-    with pytest.raises(ValueError, match="brand card"):
+    with pytest.raises(UserError, match="brand card"):
         spots.regenerate_scene(ctx, engine, business, spot, 3)
 
     before = renders.render_variant(ctx, engine, business, reordered, "preview")

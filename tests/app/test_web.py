@@ -176,7 +176,11 @@ def test_mistakes_show_a_clear_message(browser, app_server, tmp_path):
     bogus = tmp_path / "notes.png"
     bogus.write_text("this is not a picture")
     with app_server() as url:
-        sign_up(page, url, "Harbor Bakery", "owner@bakery.test")
+        # What a business types is shown as text, never made into an element.
+        sign_up(page, url, "Harbor <img src=x onerror=window.hacked=1> Bakery", "owner@bakery.test")
+        expect(page.locator("#who")).to_contain_text("<img src=x onerror=window.hacked=1>")
+        assert page.locator("#who img").count() == 0
+        assert page.evaluate("window.hacked") is None
         page.get_by_role("button", name="Create storyboard").click()
         expect(page.get_by_text("Give the campaign a name.")).to_be_visible()
         page.get_by_label("Campaign name").fill("Pies")
@@ -192,7 +196,7 @@ def test_mistakes_show_a_clear_message(browser, app_server, tmp_path):
         page.get_by_label("Email").fill("owner@bakery.test")
         page.get_by_label("Password").fill("not the password")
         page.get_by_role("button", name="Sign in").click()
-        expect(page.get_by_role("alert")).to_contain_text("wrong email or password")
+        expect(page.get_by_role("alert")).to_contain_text("Wrong email or password.")
 
 
 @pytest.mark.browser

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -66,17 +67,19 @@ def _jpeg() -> bytes:
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        (b"just some text, not an image", "unsupported file type \\(unrecognised data\\)"),
-        (b"%PDF-1.7\n" + b"0" * 100, "unsupported file type \\(application/pdf\\)"),
-        (png_bytes(size=(300, 300))[:200], "image file is corrupt or truncated"),
-        (b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 200, "video/mp4 file is corrupt"),
-        (b"", "file is empty"),
+        (b"just some text, not an image", "This file type is not recognised; upload a PNG, "),
+        (b"%PDF-1.7\n" + b"0" * 100, "This file is application/pdf, which is not accepted; "),
+        (png_bytes(size=(300, 300))[:200], "This image is damaged or incomplete; export it again"),
+        (b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 200, "This video cannot be read; export it "),
+        (b"", "This file is empty; choose the file again."),
     ],
     ids=["text", "pdf", "truncated-png", "garbage-mp4", "empty"],
 )
 def test_invalid_files_are_refused_and_leave_nothing(ctx, business_ids, data, message):
-    with ctx.tenant(business_ids[0]) as t, pytest.raises(InvalidAsset, match=message):
+    with ctx.tenant(business_ids[0]) as t, pytest.raises(InvalidAsset) as refused:
         t.assets.add(data, "upload")
+    assert str(refused.value).startswith(message)
+    assert ".tmp" not in str(refused.value) and ".part" not in str(refused.value)
     with ctx.tenant(business_ids[0]) as t:
         assert t.assets.list() == []
     assert visible_files(ctx.assets.root) == []
@@ -162,3 +165,107 @@ def test_paths_cannot_escape_the_store(tmp_path):
     store = AssetStore(tmp_path / "assets", max_bytes=1000)
     with pytest.raises(InvalidAsset, match="outside the store"):
         store.path("../../etc/passwd")
+
+
+@pytest.mark.filterwarnings("ignore::PIL.Image.DecompressionBombWarning")
+def test_messages_are_plain_and_keep_the_detail_for_the_logs(tmp_path, mp4_bytes):
+    store = AssetStore(tmp_path / "assets", max_bytes=10**7)
+    with pytest.raises(InvalidAsset) as damaged:
+        store.put(png_bytes(size=(300, 300))[:200])
+    assert str(damaged.value) == (
+        "This image is damaged or incomplete; export it again as PNG or JPEG."
+    )
+    assert damaged.value.__cause__ is not None  # Pillow's own words, for the logs only
+    with pytest.raises(InvalidAsset) as unreadable:
+        store.put(mp4_bytes[: len(mp4_bytes) // 3])
+    assert str(unreadable.value) == "This video cannot be read; export it again as MP4."
+    assert ".part" in str(unreadable.value.__cause__)  # ffprobe's stderr, chained
+
+    with pytest.raises(InvalidAsset) as large:
+        store.put(png_claiming(12000, 9000))
+    assert str(large.value) == (
+        "This image is too large: 12000 x 9000 pixels; the limit is 80 megapixels."
+    )
+    assert list((tmp_path / "assets" / ".tmp").iterdir()) == []
+
+
+def png_claiming(width: int, height: int) -> bytes:
+    """A PNG whose header claims this size, with a valid CRC, and no pixel data to speak of."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(kind + body).to_bytes(4, "big")
+        return len(body).to_bytes(4, "big") + kind + body + crc
+
+    ihdr = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 0, 0, 0, 0])
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", ihdr)
+        + chunk(b"IDAT", zlib.compress(b"\x00" * 64))
+        + chunk(b"IEND", b"")
+    )
+
+
+def test_inspect_checks_like_put_and_stores_nothing(tmp_path, mp4_bytes):
+    store = AssetStore(tmp_path / "assets", max_bytes=100_000)
+    photo = tmp_path / "photo.png"
+    photo.write_bytes(png_bytes(size=(40, 30)))
+    for source in (photo, photo.read_bytes(), io.BytesIO(photo.read_bytes())):
+        info = store.inspect(source)
+        assert (info.media_type, info.width, info.height) == ("image/png", 40, 30)
+    assert store.inspect(mp4_bytes).duration_s == pytest.approx(1.0, abs=0.1)
+    assert visible_files(tmp_path / "assets") == []
+    assert list((tmp_path / "assets" / ".tmp").iterdir()) == []
+    assert photo.read_bytes() == png_bytes(size=(40, 30))  # the source is only read
+
+    refusals = [
+        (b"not an image", InvalidAsset),
+        (png_bytes()[:60], InvalidAsset),
+        (b"", InvalidAsset),
+        (png_bytes() + bytes(100_000), AssetTooLarge),
+    ]
+    for data, error in refusals:
+        for source in (data, io.BytesIO(data)):
+            with pytest.raises(error) as inspected:
+                store.inspect(source)
+            with pytest.raises(error) as put:
+                store.put(data)
+            assert str(inspected.value) == str(put.value)
+    assert visible_files(tmp_path / "assets") == []
+    assert list((tmp_path / "assets" / ".tmp").iterdir()) == []
+    assert store.put(photo).info == store.inspect(photo)
+
+
+def test_a_polyglot_image_is_stored_without_its_payload(tmp_path):
+    """Bytes after an image's end marker (HTML, script, a ZIP) are where a polyglot hides its
+    second meaning. The image is accepted, but only the image is kept: the stored file is the
+    picture that was decoded, byte for byte, and deduplicates with the clean upload."""
+    store = AssetStore(tmp_path, max_bytes=10**6)
+    clean = png_bytes()
+    blob = store.put(clean + b"<html><script>alert(document.cookie)</script></html>")
+    assert (tmp_path / blob.path).read_bytes() == clean
+    assert blob.size == len(clean) and blob.sha256 == store.put(clean).sha256
+    assert visible_files(tmp_path) == [tmp_path / blob.path]
+
+
+def test_put_leaves_no_part_file_whatever_fails(tmp_path, monkeypatch):
+    import storage.assets
+
+    store = AssetStore(tmp_path, max_bytes=10**6)
+
+    def interrupted(_path):
+        raise KeyboardInterrupt
+
+    def disk_full(*_args):
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(storage.assets, "sniff", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            store.put(png_bytes())
+    with monkeypatch.context() as patch:
+        patch.setattr(storage.assets.os, "replace", disk_full)
+        with pytest.raises(OSError, match="No space"):
+            store.put(png_bytes())
+    with pytest.raises(FileNotFoundError):
+        store.put(tmp_path / "missing.png")
+    assert visible_files(tmp_path) == [] and list((tmp_path / ".tmp").iterdir()) == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from storage import InvalidAsset, NotFound
+from storage import InvalidAsset, InvalidValue, NotFound
 from storage.models import (
     Asset,
     Campaign,
@@ -63,7 +63,7 @@ def test_campaign_crud(ctx, business_ids):
     [("", "", "needs a name"), ("x" * 121, "", "at most 120"), ("ok", "y" * 501, "at most 500")],
 )
 def test_campaign_rejects_bad_input(ctx, business_ids, name, objective, message):
-    with ctx.tenant(business_ids[0]) as t, pytest.raises(ValueError, match=message):
+    with ctx.tenant(business_ids[0]) as t, pytest.raises(InvalidValue, match=message):
         t.campaigns.create(name, objective)
 
 
@@ -94,9 +94,9 @@ def test_spot_and_scenes(ctx, business_ids):
             duration_s=10,
             visual_request={"task": "text-to-image", "prompt": "shoe"},
         )
-        with pytest.raises(ValueError, match="does not fit the 15s spot"):
+        with pytest.raises(InvalidValue, match="does not fit the 15s spot"):
             t.campaigns.add_scene(spot.id, position=2, kind="end", start_s=14, duration_s=5)
-        with pytest.raises(ValueError, match="15 or 30 seconds"):
+        with pytest.raises(InvalidValue, match="15 or 30 seconds"):
             t.campaigns.create_spot(
                 spot.campaign_id, template_id="x", template_version="1", duration_s=20
             )
@@ -165,7 +165,7 @@ def test_brand_kit(ctx, business_ids, font_bytes):
             logo_asset_id=logo.id,
             heading_font_asset_id=font.id,
         )
-        with pytest.raises(ValueError, match="colours must look like"):
+        with pytest.raises(InvalidValue, match="colours must look like"):
             t.brand.set(colors=["orange"])
         with pytest.raises(InvalidAsset, match="the logo must be an image, not font/ttf"):
             t.brand.set(logo_asset_id=font.id)
@@ -191,7 +191,7 @@ def test_orders(ctx, business_ids):
         order = t.orders.get(order.id)
         assert (order.status.value, order.quote_cents, len(order.variants)) == ("quoted", 49_900, 2)
         assert [o.id for o in t.orders.list()] == [order.id]
-        with pytest.raises(ValueError, match="at least one variant"):
+        with pytest.raises(InvalidValue, match="at least one variant"):
             t.orders.create([])
     with ctx.db.session() as s:
         s.delete(s.get(Order, order.id))

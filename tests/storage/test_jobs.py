@@ -68,6 +68,20 @@ def test_heartbeat_keeps_the_lease(queue, clock):
     assert queue.lease("other") is None
 
 
+def test_one_heartbeat_renews_every_lease_still_held(queue, clock):
+    held = [queue.enqueue("render", {"n": i}) for i in range(3)]
+    for _ in held:
+        queue.lease("w", lease_s=10)
+    clock.advance(11)  # "w" stalled past its leases; another worker took the first job
+    assert queue.lease("other", lease_s=10).id == held[0]
+    assert queue.heartbeat_many([*held, 999], "w", lease_s=10) == set(held[1:])
+    clock.advance(9)
+    assert queue.lease("other") is None  # the two renewed (late, but not yet taken) are held
+    assert queue.heartbeat_many([], "w") == set()
+    with pytest.raises(LeaseLost):
+        queue.heartbeat(held[0], "w")
+
+
 def test_failures_back_off_then_give_up(queue, clock):
     job_id = queue.enqueue("render", {}, max_attempts=3)
     queue.lease("w")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from storage import InvalidTransition
+from storage import InvalidTransition, InvalidValue
 from storage.models import ORDER_TRANSITIONS, OrderStatus
 from tests.storage.test_crud import PARAMS
 
@@ -74,5 +74,5 @@ def test_unknown_status_and_negative_quote(ctx, business_ids, order_id):
     with ctx.tenant(business_ids[0]) as t:
         with pytest.raises(ValueError, match="'paid' is not a valid OrderStatus"):
             t.orders.transition(order_id, "paid")
-        with pytest.raises(ValueError, match="cannot be negative"):
+        with pytest.raises(InvalidValue, match="cannot be negative"):
             t.orders.quote(order_id, -1)

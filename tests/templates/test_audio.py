@@ -9,6 +9,7 @@ import pyloudnorm
 import pytest
 
 from templates import audio, qc
+from templates.errors import BriefError
 
 
 def measure(wav):
@@ -57,7 +58,7 @@ def test_an_uploaded_loud_track_is_tamed(tmp_path):
 def test_unreadable_audio_is_a_clear_error(tmp_path):
     junk = tmp_path / "bed.mp3"
     junk.write_bytes(b"not audio at all")
-    with pytest.raises(ValueError, match=r"cannot read the audio in bed\.mp3"):
+    with pytest.raises(BriefError, match=r"cannot read the audio in bed\.mp3; export it again"):
         audio.decode(junk, 15.0)
 
 

@@ -9,6 +9,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from templates.composite import PRODUCT_TOLERANCE, Placement, composite
+from templates.errors import BriefError
 
 DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
 
@@ -83,7 +84,7 @@ def test_the_outline_blends_and_a_shadow_grounds_the_product():
 
 def test_an_empty_cut_out_or_a_placement_off_the_frame_is_refused():
     empty = Image.new("RGBA", (50, 50), (0, 0, 0, 0))
-    with pytest.raises(ValueError, match="no product was found"):
+    with pytest.raises(BriefError, match="no product was found"):
         composite(scene(), empty, (320, 180))
     with pytest.raises(ValueError, match="does not fit"):
         composite(scene(), product_photo(), (320, 180), Placement(centre_x=0.02))

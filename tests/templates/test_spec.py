@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from templates.spec import CATALOG, TemplateError, all_templates, load_template, parse_template
+from templates.spec import (
+    CATALOG,
+    TemplateError,
+    UnknownTemplate,
+    all_templates,
+    load_template,
+    parse_template,
+)
 
 
 def test_five_templates_for_real_uses():
@@ -57,5 +64,7 @@ def test_malformed_template_names_the_field(text, message):
 
 
 def test_unknown_template():
-    with pytest.raises(TemplateError, match="unknown template 'jingle'; available: online-shop"):
+    with pytest.raises(UnknownTemplate, match="no template 'jingle'; choose one of: online-shop"):
         load_template("jingle")
+    with pytest.raises(UnknownTemplate):  # never read as a path
+        load_template("../catalog/product-hero")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from templates.errors import BriefError
 from templates.spec import load_template
 from templates.storyboard import CopyError, build_storyboard
 
@@ -46,7 +47,7 @@ def test_scenes_in_another_order(brief):
     for before, scene in zip(opened.scenes, opened.scenes[1:], strict=False):
         if scene.transition.type == "crossfade":
             assert scene.transition.duration < min(before.duration, scene.duration)
-    with pytest.raises(ValueError, match="names each of the 5 scenes once"):
+    with pytest.raises(BriefError, match="names each of the 5 scenes once"):
         build_storyboard(template, brief, order=[0, 0, 1, 2, 3])
 
 
