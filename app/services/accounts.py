@@ -20,6 +20,7 @@ from app.services.errors import UserError
 from app.services.text_rules import clean
 from storage import accounts
 from storage.businesses import create_business
+from storage.errors import InvalidValue
 from storage.models import Business, User
 
 SESSION_DAYS = 14
@@ -43,34 +44,42 @@ class Account:
     session_id: int
 
 
-def sign_up(ctx: AppContext, business_name: str, email: str, password: str) -> None:
-    """A new business with its first user."""
+def sign_up(
+    ctx: AppContext, business_name: str, email: str, password: str, address: str | None = None
+) -> None:
+    """A new business with its first user. An email already taken counts against the address
+    like a failed sign-in, so sign-up cannot list accounts faster than sign-in can."""
     business_name = clean("business_name", business_name)
     email = email.strip().lower()
     if not EMAIL.match(email) or len(email) > 254:
         raise UserError("Enter an email address like owner@example.com.")
     if len(password) < MIN_PASSWORD:
         raise UserError(f"A password needs at least {MIN_PASSWORD} characters.")
-    with ctx.db.session() as session:
-        business = create_business(session, business_name)
-        accounts.create_user(session, business.id, email, hash_password(password))
+    with ctx.throttle.attempt(None, address) as settle:
+        try:
+            with ctx.db.session() as session:
+                business = create_business(session, business_name)
+                accounts.create_user(session, business.id, email, hash_password(password))
+        except InvalidValue:
+            settle(False)
+            raise
+        settle(True)
 
 
 def sign_in(ctx: AppContext, email: str, password: str, address: str | None = None) -> str:
     """A new session token for the user; raises SignInFailed, or Throttled after too many
     failures for this email or from this client address."""
-    ctx.throttle.check(email, address)
-    with ctx.db.session() as session:
+    with ctx.throttle.attempt(email, address) as settle, ctx.db.session() as session:
         user = accounts.user_by_email(session, email)
         # An unknown email costs the same hash as a wrong password: timing tells nothing.
         stored = _UNKNOWN if user is None else user.password_hash
-        if not verify_password(password, stored) or user is None:
-            ctx.throttle.failed(email, address)
+        right = verify_password(password, stored) and user is not None
+        settle(right)
+        if not right:
             raise SignInFailed("Wrong email or password.")
         now = datetime.now(UTC)
         token = secrets.token_urlsafe(32)
         accounts.add_session(session, user.id, _digest(token), now + timedelta(days=SESSION_DAYS))
-    ctx.throttle.succeeded(email)
     return token
 
 

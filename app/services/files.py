@@ -19,6 +19,7 @@ import os
 import re
 import secrets
 import shutil
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
 UPLOAD_TTL_S = 30 * 60.0
 RESPONSE_TTL_S = 24 * 3600.0  # a long-lived session does not pile up every picture it was shown
+MAX_RESPONSES = 1000  # files kept per session; the oldest go first (a page shows far fewer)
 SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -68,6 +70,8 @@ class ResponseFiles:
     def __init__(self, root: Path):
         self.root = Path(os.path.abspath(root))
         self._responses = self.root / "responses"
+        self._lock = threading.Lock()
+        self._uploads: dict[Path, tuple[int, int]] = {}  # upload -> (business, session)
 
     def reset(self) -> None:
         """Start empty: no response outlives the process that made it."""
@@ -77,8 +81,12 @@ class ResponseFiles:
     def publish(self, who: Account, source: Path | Image.Image | bytes, name: str) -> Path:
         """A file for one response to this session: a stored file (linked, not copied), a
         picture (saved as PNG) or bytes. Returns where the response points."""
-        folder = self._folder(who.business_id, who.session_id) / secrets.token_hex(8)
+        session = self._folder(who.business_id, who.session_id)
+        folder = session / f"{time.time_ns():020d}{secrets.token_hex(4)}"  # sorts oldest first
         folder.mkdir(parents=True)
+        made = sorted(_folders(session))
+        for old in made[: max(0, len(made) - MAX_RESPONSES)]:
+            shutil.rmtree(old, ignore_errors=True)
         target = folder / (SAFE_NAME.sub("-", name).strip(".-") or "file")
         if isinstance(source, Image.Image):
             source.save(target.with_suffix(".png"))
@@ -96,32 +104,43 @@ class ResponseFiles:
         """Whether a file route may send `requested` (a path as the route received it)."""
         if who is None:
             return False
-        real = Path(os.path.abspath(requested)).resolve()
-        own = self._folder(who.business_id, who.session_id).resolve()
-        return own in real.parents and real.is_file()
+        try:
+            real = Path(os.path.abspath(requested)).resolve()
+            own = self._folder(who.business_id, who.session_id).resolve()
+            return own in real.parents and real.is_file()
+        except (OSError, ValueError):  # a NUL byte, a name too long: no such file
+            return False
 
-    def upload(self, given: str | Path) -> Path:
-        """An uploaded file a use case may take as input: one Gradio wrote into the web folder,
-        never a response file (of this business or another)."""
-        path = Path(os.path.abspath(given))
-        real = path.resolve()
-        if (
-            self.root.resolve() not in real.parents
-            or self._responses.resolve() in real.parents
-            or not real.is_file()
-        ):
+    def received(self, who: Account, paths: list[str]) -> None:
+        """Note the files Gradio stored for an upload this session sent."""
+        with self._lock:
+            for given in paths:
+                self._uploads[Path(os.path.abspath(given)).resolve()] = _owner(who)
+
+    def upload(self, given: str | Path, who: Account) -> Path:
+        """An uploaded file a use case may take as input: one this session uploaded, never a
+        response file, another session's upload, or a file Gradio fetched from an address."""
+        try:
+            real = Path(os.path.abspath(given)).resolve()
+        except (OSError, ValueError):
+            real = None
+        with self._lock:
+            mine = real is not None and self._uploads.get(real) == _owner(who)
+        if not mine or not real.is_file():
             raise UserError("That file was not uploaded here; upload it again.")
         return real
 
-    def discard_uploads(self, given: list[str | Path | None]) -> None:
-        """Remove uploads a use case has taken, stored or refused."""
+    def discard_uploads(self, who: Account, given: list[str | Path | None]) -> None:
+        """Remove this session's uploads that a use case has taken, stored or refused."""
         for item in given:
             if item is None:
                 continue
             try:
-                path = self.upload(item)
+                path = self.upload(item, who)
             except UserError:
                 continue
+            with self._lock:
+                self._uploads.pop(path, None)
             path.unlink(missing_ok=True)
             if path.parent != self.root.resolve():
                 shutil.rmtree(path.parent, ignore_errors=True)  # Gradio's folder for it
@@ -147,9 +166,16 @@ class ResponseFiles:
                     shutil.rmtree(entry, ignore_errors=True)
                 else:
                     entry.unlink(missing_ok=True)
+        with self._lock:
+            for gone in [p for p in self._uploads if not p.exists()]:
+                del self._uploads[gone]
 
     def _folder(self, business_id: int, session_id: int) -> Path:
         return self._responses / str(int(business_id)) / str(int(session_id))
+
+
+def _owner(who: Account) -> tuple[int, int]:
+    return (who.business_id, who.session_id)
 
 
 def _entries(parent: Path) -> list[Path]:

@@ -1,9 +1,12 @@
-"""Sign-in throttling: failures counted per account and per client address.
+"""Sign-in throttling: failures counted per account from one address, per account, and per
+address.
 
 A handful of failures are free; past them the key waits before its next try, twice as long after
-each further failure, up to a cap. A throttled try is answered at once, before any password hash
-is computed, so guessing costs the guesser time and the server nothing. Unknown emails count
-exactly like known ones, so the throttle says nothing about which accounts exist.
+each further failure, up to a cap. A try is reserved before its password hash is computed, so
+guesses sent in parallel count as if sent one after another, and a throttled try costs the
+server nothing. Unknown emails count exactly like known ones, so the throttle says nothing about
+which accounts exist. The account on its own has a far larger allowance than the account from
+one address: a stranger's guesses lock the stranger out long before they lock out the owner.
 
 The counters live in the server process: one process serves the pages (README, "Security").
 """
@@ -12,12 +15,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from app.services.errors import TryLater
 
-FREE = {"account": 5, "address": 20}  # an office or a café shares one address
+FREE = {"pair": 5, "address": 20, "account": 50}  # an office or a café shares one address
 FIRST_WAIT_S = 15.0
 MAX_WAIT_S = 15 * 60.0
 FORGET_S = 60 * 60.0  # failures older than this are forgotten
@@ -30,6 +34,7 @@ class Throttled(TryLater):
 @dataclass
 class _Failures:
     count: int = 0
+    pending: int = 0  # tries reserved and not yet settled
     last: float = 0.0
     wait_until: float = 0.0
 
@@ -40,54 +45,82 @@ class SignInThrottle:
         self._lock = threading.Lock()
         self._keys: dict[tuple[str, str], _Failures] = {}
 
-    def check(self, email: str, address: str | None) -> None:
-        """Raise Throttled when this account or this address must wait."""
-        now = self._clock()
-        with self._lock:
-            waits = [f.wait_until - now for f in self._failures(email, address, now)]
-        wait = max(waits, default=0.0)
-        if wait > 0:
-            seconds = max(1, round(wait))
-            raise Throttled(
-                f"Too many failed sign-ins: try again in {seconds} s, or reset your password.",
-                seconds,
-            )
+    @contextmanager
+    def attempt(self, email: str | None, address: str | None) -> Iterator[Callable[[bool], None]]:
+        """Reserve a try, or raise Throttled; the block calls the function it is given with
+        whether the password was right. A block that raises counts as neither. With no email
+        (a sign-up) only the address counts."""
+        keys = self._reserve(email, address)
+        settled = False
 
-    def failed(self, email: str, address: str | None) -> None:
+        def settle(right: bool) -> None:
+            nonlocal settled
+            settled = True
+            self._settle(keys, right)
+
+        try:
+            yield settle
+        finally:
+            if not settled:
+                self._release(keys)
+
+    def _reserve(self, email: str | None, address: str | None) -> list[tuple[str, str]]:
+        keys = _named(email, address)
         now = self._clock()
         with self._lock:
-            for kind, key in self._named(email, address):
-                f = self._keys.setdefault((kind, key), _Failures())
-                if now - f.last > FORGET_S:
-                    f.count = 0
+            found = [self._keys.setdefault(k, _Failures()) for k in keys]
+            for f in found:
+                if now - f.last > FORGET_S and not f.pending:
+                    f.count, f.wait_until = 0, 0.0
+            wait = max((f.wait_until - now for f in found), default=0.0)
+            # Tries in flight count as failures until they are settled.
+            over = any(f.count + f.pending >= FREE[k[0]] for k, f in zip(keys, found, strict=True))
+            if wait <= 0 and over and any(f.pending for f in found):
+                wait = 1.0  # the tries in flight decide whether this key must wait
+            if wait > 0:
+                seconds = max(1, round(wait))
+                raise Throttled(
+                    f"Too many failed sign-ins: try again in {seconds} s, or reset your password.",
+                    seconds,
+                )
+            for f in found:
+                f.pending += 1
+            return keys
+
+    def _settle(self, keys: list[tuple[str, str]], right: bool) -> None:
+        now = self._clock()
+        with self._lock:
+            for kind, key in keys:
+                f = self._keys[(kind, key)]
+                f.pending -= 1
+                if right and kind != "address":  # one good password must not unlock
+                    f.count, f.wait_until = 0, 0.0  # guessing at every other account
+                    continue
+                if right:
+                    continue
                 f.count, f.last = f.count + 1, now
                 beyond = f.count - FREE[kind]
                 if beyond >= 0:
                     f.wait_until = now + min(MAX_WAIT_S, FIRST_WAIT_S * 2**beyond)
             self._forget_old(now)
 
-    def succeeded(self, email: str) -> None:
-        """The account's own count starts again (the address's does not: one good password
-        must not unlock guessing at every other account)."""
+    def _release(self, keys: list[tuple[str, str]]) -> None:
         with self._lock:
-            self._keys.pop(("account", _account_key(email)), None)
-
-    def _failures(self, email: str, address: str | None, now: float) -> list[_Failures]:
-        found = (self._keys.get(k) for k in self._named(email, address))
-        return [f for f in found if f is not None and now - f.last <= FORGET_S]
-
-    @staticmethod
-    def _named(email: str, address: str | None) -> list[tuple[str, str]]:
-        keys = [("account", _account_key(email))]
-        if address:
-            keys.append(("address", address))
-        return keys
+            for k in keys:
+                self._keys[k].pending -= 1
 
     def _forget_old(self, now: float) -> None:
         if len(self._keys) > 10_000:  # bounded memory under a spray of addresses
-            for key in [k for k, f in self._keys.items() if now - f.last > FORGET_S]:
+            old = [k for k, f in self._keys.items() if now - f.last > FORGET_S and not f.pending]
+            for key in old:
                 del self._keys[key]
 
 
-def _account_key(email: str) -> str:
-    return email.strip().lower()
+def _named(email: str | None, address: str | None) -> list[tuple[str, str]]:
+    account = None if email is None else email.strip().lower()
+    keys = [] if account is None else [("account", account)]
+    if address:
+        keys.append(("address", address))
+        if account is not None:
+            keys.append(("pair", f"{account} {address}"))
+    return keys

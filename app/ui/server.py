@@ -13,6 +13,7 @@ act for that session's business only. Around every route (`guard`):
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import secrets
@@ -35,6 +36,26 @@ from app.ui.session import COOKIE, bearer, token_of
 
 PUBLIC = ("/login", "/signup", "/api/session", "/favicon.ico")
 FILE_ROUTES = ("/file=", "/file/", "/proxy=")  # Gradio's routes that send a file by its path
+# Gradio routes the studio never uses; each is a way in (stored state by session hash, stored
+# run assets, recordings run through ffmpeg, development and profiling hooks), so none answers.
+UNUSED = (
+    *(
+        "/gradio_api/" + route
+        for route in (
+            "deep_link", "process_recording", "run-history", "profiling", "vibe-code",
+            "undo-vibe-edit", "dev/", "token", "custom_component", "stream/",
+        )
+    ),
+    "/monitoring",
+)  # fmt: skip
+UPLOAD = "/gradio_api/upload"
+MAX_JSON_BYTES = 1 << 20  # the pages' own requests are a few kilobytes
+# Headers a file answer may carry: Gradio's ranged answer copies the request's headers (the
+# session cookie, the bearer token) into the response.
+FILE_HEADERS = frozenset(
+    ("content-type", "content-length", "content-range", "accept-ranges", "content-disposition",
+     "etag", "last-modified", "date", "vary", "content-encoding")
+)  # fmt: skip
 UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 SWEEP_S = 60.0
 # Gradio's page needs inline scripts and styles, and data:/blob: for its media players.
@@ -106,9 +127,30 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
     @app.middleware("http")
     async def guard(request: Request, call_next):
         refused = await run_in_threadpool(_refusal, request)
-        response = refused if refused is not None else await call_next(request)
+        if refused is None and _is_json_post(request):  # an upload streams on to Gradio
+            refused = await _json_refusal(request)
+        if refused is not None:
+            response = refused
+        else:
+            response = await call_next(request)
+            path = request.scope["path"]
+            if any(m in path for m in FILE_ROUTES):
+                for name in [n for n in response.headers if n.lower() not in FILE_HEADERS]:
+                    del response.headers[name]
+            elif path == UPLOAD and response.status_code == 200:
+                response = await _registered(request, response)
         response.headers.update(SECURITY_HEADERS)
         return response
+
+    async def _registered(request: Request, response: Response) -> Response:
+        """Gradio's answer to an upload, with its files noted as this session's own uploads:
+        only those may be a handler's file inputs."""
+        body = b"".join([chunk async for chunk in response.body_iterator])
+        who = await run_in_threadpool(account, request)
+        if who is not None:
+            ctx.responses.received(who, json.loads(body))
+        headers = {k: v for k, v in response.headers.items() if k.lower() != "content-length"}
+        return Response(body, response.status_code, headers, response.media_type)
 
     def _refusal(request: Request) -> Response | None:
         """The answer to a request that must not reach its route, or None."""
@@ -117,6 +159,8 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
             return Response("This request came from another site and was refused.", 403)
         if path in PUBLIC:
             return None
+        if path.startswith(UNUSED) or "deep_link" in request.query_params:
+            return Response("Not found", status_code=404)
         marker = next((m for m in FILE_ROUTES if m in path), None)
         if marker is not None:
             requested = path.split(marker, 1)[1]
@@ -135,7 +179,8 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
     async def unexpected(request: Request, exc: Exception) -> Response:
         ref = secrets.token_hex(4)
         log.error("reference %s: %s %s failed", ref, request.method, request.url.path, exc_info=exc)
-        return JSONResponse({"error": f"Something went wrong on our side (reference {ref})."}, 500)
+        message = {"error": f"Something went wrong on our side (reference {ref})."}
+        return JSONResponse(message, 500, headers=SECURITY_HEADERS)  # outside `guard`
 
     def client(request: Request) -> str | None:
         return request.client.host if request.client else None
@@ -167,8 +212,11 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
         password: str = Form(""),
     ) -> Response:
         try:
-            accounts.sign_up(ctx, business, email, password)
+            accounts.sign_up(ctx, business, email, password, client(request))
             token = accounts.sign_in(ctx, email, password, client(request))
+        except TryLater as exc:
+            page = pages.sign_up(str(exc), business, email)
+            return HTMLResponse(page, 429, headers=_retry_after(exc))
         except USER_ERRORS as exc:
             return HTMLResponse(pages.sign_up(str(exc), business, email), status_code=400)
         return _signed_in(token, request)
@@ -201,11 +249,13 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
             return JSONResponse({"error": str(exc)}, 401)
         return JSONResponse({"token": token})
 
-    def for_owner(request: Request, fetch: Callable[[int], Response]) -> Response:
+    def for_owner(request: Request, render_id: int, fetch: Callable[[int], Response]) -> Response:
         """`fetch(business_id)` for a signed-in user; another business's file is not found."""
         who = account(request)
         if who is None:
             return Response("Sign in first", status_code=401)
+        if not 0 < render_id < 2**31:
+            return Response("Not found", status_code=404)
         try:
             return fetch(who.business_id)
         except user_errors():
@@ -217,7 +267,7 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
             found = files.render_download(ctx, business, render_id)
             return FileResponse(found.path, media_type=found.media_type, filename=found.filename)
 
-        return for_owner(request, send)
+        return for_owner(request, render_id, send)
 
     @app.get("/download/render/{render_id}/qc.json")
     def download_qc(render_id: int, request: Request) -> Response:
@@ -226,7 +276,7 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
             report = files.qc_report(ctx, business, render_id)
             return JSONResponse(report, headers={"Content-Disposition": disposition})
 
-        return for_owner(request, send)
+        return for_owner(request, render_id, send)
 
     async def user(request: Request) -> str | None:
         who = await run_in_threadpool(account, request)  # a query: off the event loop
@@ -247,6 +297,44 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
         blocked_paths=[str(ctx.settings.resolved_asset_dir)]
         + [database + suffix for suffix in ("", "-wal", "-shm", "-journal")],
     )
+
+
+def _is_json_post(request: Request) -> bool:
+    return request.method in UNSAFE and "json" in request.headers.get("content-type", "")
+
+
+async def _json_refusal(request: Request) -> Response | None:
+    """Refuse a JSON body too large for what the pages send, or one naming a file by address."""
+    if int(request.headers.get("content-length") or 0) > MAX_JSON_BYTES:
+        return Response("That request is too large.", 413)
+    body = await request.body()  # kept: the route reads it again
+    if len(body) > MAX_JSON_BYTES:
+        return Response("That request is too large.", 413)
+    if _names_a_url(body):
+        return Response("Upload the file itself; addresses are not fetched.", 400)
+    return None
+
+
+def _names_a_url(body: bytes) -> bool:
+    """Whether a request's JSON names a file by an http(s) address, which Gradio would fetch
+    as if the user had uploaded it."""
+    if b"http" not in body:
+        return False
+    try:
+        found = json.loads(body)
+    except ValueError:
+        return False
+    stack = [found]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if any(isinstance(item.get(k), str) and item[k].startswith(("http:", "https:"))
+                   for k in ("path", "url")):  # fmt: skip
+                return True
+            stack += item.values()
+        elif isinstance(item, list):
+            stack += item
+    return False
 
 
 def _same_origin(request: Request) -> bool:

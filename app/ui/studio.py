@@ -17,6 +17,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import gradio as gr
 
@@ -209,7 +210,7 @@ class Studio:
                 body_font,
             )
         finally:  # stored or refused, the uploads are not needed again
-            self.ctx.responses.discard_uploads(uploads)
+            self.ctx.responses.discard_uploads(who, uploads)
         gr.Info(f"Spot #{spot.id} created. Check its storyboard, then render a preview.")
         gallery, table = self._storyboard(who, spot.id)
         return spot.id, gallery, table
@@ -217,7 +218,9 @@ class Studio:
     def _create_spot(
         self, who, campaign_name, objective, template_id, photos, primary, accent, copy, *brand
     ) -> spots.SpotView:
-        upload = self.ctx.responses.upload  # only files uploaded here, never a served one
+        def upload(path: str) -> Path:  # only this session's uploads, never a served file
+            return self.ctx.responses.upload(path, who)
+
         logo, heading_font, body_font = (None if p is None else upload(p) for p in brand)
         form = spots.BriefForm(
             campaign_name=campaign_name or "",

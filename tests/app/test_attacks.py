@@ -195,6 +195,22 @@ def test_b_fetches_none_of_a_s_files_by_any_route(attack):
         assert status(url, path, None) == 401
     code, _, body = request(url, "/download/render/..%2f..%2fspotforge.db")
     assert code in (400, 404) and b"SQLite" not in body
+    assert status(url, "/download/render/99999999999999999999999", a_token) == 404
+    assert status(url, files[0] + "%00", a_token) == 404
+    # A ranged answer (how a video player fetches) echoes none of the request's secrets.
+    secrets = {"Authorization": f"Bearer {a_token}", "Cookie": "spotforge_session=secret",
+               "Range": "bytes=0-10"}  # fmt: skip
+    code, headers, _ = request(url, files[0], headers=secrets)
+    assert code == 206
+    assert not {"cookie", "authorization"} & {k.lower() for k in headers}, dict(headers)
+    # Gradio's routes the studio does not use answer nothing.
+    unused = ["/gradio_api/deep_link?session_hash=x", "/config?deep_link=abc", "/monitoring"]
+    unused += ["/gradio_api/token", "/gradio_api/run-history/buckets"]
+    for path in unused:
+        assert status(url, path, b_token) == 404, path
+    code, _, _ = request(url, "/gradio_api/process_recording", method="POST", data=b"",
+                         headers={"Authorization": f"Bearer {b_token}"})  # fmt: skip
+    assert code == 404
 
 
 def test_another_origin_gets_no_cors_and_no_csrf(attack):
@@ -257,6 +273,14 @@ def test_refused_uploads_leave_nothing(attack):
     brief += [COPY["cta_url"], "", COPY["tagline"], "street with buildings during the day"]
     error = raw_predict(url, attack["b_token"], "create_spot", [*brief, None, None, None])
     assert "not uploaded here" in error, error
+    # An address instead of a file would have Gradio fetch it for B: refused before that.
+    brief[3] = [{**photo, "path": "https://example.com/photo.png"}]
+    join = {"data": [*brief, None, None, None], "fn_index": 0, "session_hash": "attacker"}
+    code, _, answer = request(url, "/gradio_api/queue/join", method="POST",
+                              data=json.dumps(join).encode(),
+                              headers={"Authorization": f"Bearer {attack['b_token']}",
+                                       "Content-Type": "application/json"})  # fmt: skip
+    assert code == 400 and b"addresses are not fetched" in answer
     rows, _ = b.predict(api_name="/campaigns")
     assert (rows["data"] if isinstance(rows, dict) else rows) == []
     # Taken or refused, an upload is not kept. (Gradio's File leaves an empty placeholder per

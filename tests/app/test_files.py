@@ -59,19 +59,40 @@ def test_a_session_is_served_its_own_responses_only(web, tmp_path):
     assert not web.may_serve(A, str(linked.parent / "link.db"))
 
 
-def test_uploads_are_inputs_and_go_once_taken(web):
+def test_uploads_are_inputs_of_the_session_that_sent_them_and_go_once_taken(web):
     folder = web.root / ("f" * 64)
     folder.mkdir()
     upload = folder / "photo.png"
     Image.new("RGB", (8, 8)).save(upload)
-    assert web.upload(str(upload)) == upload.resolve()
+    fetched = web.root / ("e" * 64) / "from-an-address.png"  # what Gradio downloads for a URL
+    fetched.parent.mkdir()
+    fetched.write_bytes(upload.read_bytes())
+    web.received(A, [str(upload)])
+    assert web.upload(str(upload), A) == upload.resolve()
     assert not web.may_serve(A, str(upload))  # the uploader has it; nobody is sent it
     response = web.publish(B, Image.new("RGB", (4, 4)), "scene-1")
-    for not_uploaded in (response, web.root / "nope.png", web.root.parent / "spotforge.db"):
+    for who, not_theirs in (
+        (B, upload),  # another business's upload, its path known
+        (A_PHONE, upload),  # another session's
+        (A, fetched),  # in the web folder, but never uploaded
+        (B, response),  # a served file
+        (A, web.root.parent / "spotforge.db"),
+        (A, str(upload) + "\x00"),
+    ):
         with pytest.raises(UserError, match="was not uploaded here"):
-            web.upload(str(not_uploaded))
-    web.discard_uploads([str(upload), None, str(response)])
+            web.upload(str(not_theirs), who)
+    web.discard_uploads(B, [str(upload)])  # not B's to discard
+    assert upload.exists()
+    web.discard_uploads(A, [str(upload), None, str(response)])
     assert not folder.exists() and response.exists()  # a response is never discarded as one
+    with pytest.raises(UserError):
+        web.upload(str(upload), A)
+
+
+def test_a_session_keeps_its_newest_files(web, monkeypatch):
+    monkeypatch.setattr("app.services.files.MAX_RESPONSES", 3)
+    made = [web.publish(A, f"{i}".encode(), f"{i}.json") for i in range(5)]
+    assert [m.exists() for m in made] == [False, False, True, True, True]
 
 
 def test_ended_sessions_and_abandoned_uploads_are_swept(web):
