@@ -15,10 +15,12 @@ cli = typer.Typer(
 db_cli = typer.Typer(help="Database schema (Alembic migrations).", no_args_is_help=True)
 business_cli = typer.Typer(help="Businesses (tenants).", no_args_is_help=True)
 campaign_cli = typer.Typer(help="Campaigns of one business.", no_args_is_help=True)
+spot_cli = typer.Typer(help="Spots: a campaign's creative, from a brief.", no_args_is_help=True)
 models_cli = typer.Typer(help="Model presets: list them, pull hub weights.", no_args_is_help=True)
 cli.add_typer(db_cli, name="db")
 cli.add_typer(business_cli, name="business")
 cli.add_typer(campaign_cli, name="campaign")
+cli.add_typer(spot_cli, name="spot")
 cli.add_typer(models_cli, name="models")
 
 
@@ -114,6 +116,40 @@ def campaign_create(
     except USER_ERRORS as exc:
         raise _fail(str(exc)) from exc
     typer.echo(f"{campaign.id}\t{campaign.name}")
+
+
+@spot_cli.command("create")
+def spot_create(
+    business: int = typer.Option(..., "--business", "-b", help="Business id."),
+    campaign: str = typer.Option(..., "--campaign", help="The new campaign's name."),
+    template: str = typer.Option("product-hero", help="Template id (see `spotforge templates`)."),
+    brief: Path = typer.Option(..., help="JSON: the copy, optionally objective and colors."),
+    photo: list[Path] = typer.Option(..., help="Product photo; repeat for more."),
+    logo: Path = typer.Option(None, help="Logo image."),
+    heading_font: Path = typer.Option(None, help="Heading font (TTF/OTF)."),
+    body_font: Path = typer.Option(None, help="Body font (TTF/OTF)."),
+) -> None:
+    """Create a campaign's spot from a brief, as the page's Brief step does, and print JSON
+    with its "spot_id" (for `spotforge bulk --spot`)."""
+    import json
+
+    from app.services import USER_ERRORS, spots
+
+    try:
+        given = json.loads(brief.read_text())
+    except (OSError, ValueError) as exc:
+        raise _fail(f"cannot read the brief {brief}: {exc}") from exc
+    for path in [*photo, logo, heading_font, body_font]:
+        if path is not None and not path.is_file():
+            raise _fail(f"no such file: {path}")
+    try:
+        form = spots.brief_form(campaign, template, given, photo, logo=logo,
+                                heading_font=heading_font, body_font=body_font)  # fmt: skip
+        made = spots.create_spot(_context(), business, form)
+    except USER_ERRORS as exc:
+        raise _fail(str(exc)) from exc
+    typer.echo(json.dumps({"spot_id": made.id, "campaign_id": made.campaign_id,
+                           "template": made.template_id, "duration_s": made.duration}))  # fmt: skip
 
 
 @campaign_cli.command("list")

@@ -16,12 +16,13 @@ from app.services.errors import UserError
 from app.services.text_rules import clean_all
 from engine.loading import preset_for
 from engine.version import ENGINE_VERSION
+from storage.errors import NotFound
 from storage.models import Business, Spot
 from storage.repos.variants import GenerationParams
 from templates.export import scene_stills
 from templates.motion import Still
 from templates.spec import all_templates, load_template
-from templates.storyboard import Brief, build_storyboard
+from templates.storyboard import Brand, Brief, build_storyboard
 
 if TYPE_CHECKING:
     from app.services.context import AppContext
@@ -112,7 +113,10 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
     if len(form.product_photos) > MAX_PHOTOS:
         raise UserError(f"Add at most {MAX_PHOTOS} product photos.")
     with ctx.db.session() as session:
-        business_name = session.get(Business, business_id).name
+        business = session.get(Business, business_id)
+        if business is None:
+            raise NotFound("business", business_id)
+        business_name = business.name
     given = {k: v for k, v in copy.items() if v}  # an empty field takes the default
     brief = brief_of({"business_name": business_name, **given, "brand": {"colors": form.colors}})
     build_storyboard(template, brief)  # CopyError says which line is too long for which scene
@@ -136,6 +140,47 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
             product_asset_ids=photos,
         )
         return _view(tenant, spot)
+
+
+BRIEF_COPY = ("product_name", "headline", "body", "offer", "cta_text", "cta_url", "phone",
+              "tagline", "setting")  # fmt: skip
+
+
+def brief_form(
+    campaign_name: str,
+    template_id: str,
+    brief: dict[str, Any],
+    photos: list[Path],
+    *,
+    logo: Path | None = None,
+    heading_font: Path | None = None,
+    body_font: Path | None = None,
+) -> BriefForm:
+    """A brief as a script writes it (`spotforge spot create --brief`): a JSON object of the
+    copy (BRIEF_COPY), optionally "objective" and "colors" (#RRGGBB, primary first). The
+    business's name is its own, so a "business_name" in it is not used."""
+    if not isinstance(brief, dict):
+        raise UserError("The brief must be a JSON object of the spot's copy.")
+    unknown = sorted(set(brief) - {*BRIEF_COPY, "objective", "colors", "business_name"})
+    if unknown:
+        raise UserError(
+            f"The brief has fields Spotforge does not know ({', '.join(unknown)}); it takes "
+            f"{', '.join(BRIEF_COPY)}, objective and colors."
+        )
+    colors = brief.get("colors", Brand().colors)
+    if not isinstance(colors, list) or not all(isinstance(c, str) for c in colors):
+        raise UserError('The brief\'s "colors" must be a list like ["#1F3A5F", "#F2B134"].')
+    return BriefForm(
+        campaign_name=campaign_name,
+        template_id=template_id,
+        copy={k: brief.get(k) for k in BRIEF_COPY},
+        colors=colors,
+        product_photos=photos,
+        objective=brief.get("objective") or "",
+        logo=logo,
+        heading_font=heading_font,
+        body_font=body_font,
+    )
 
 
 def _check_upload(ctx: AppContext, path: Path, role: str) -> None:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 
+from PIL import Image
+from skimage import data
+
+from app.services.demo import BRIEF
 from storage import migrate
 from tests.app.conftest import SPOTFORGE, spotforge_env
 
@@ -44,3 +49,37 @@ def test_errors_are_one_clear_line(tmp_path):
     assert missing.stderr == "error: business 42 not found\n"
     blank = spotforge(tmp_path, "business", "create", "   ")
     assert blank.returncode == 1 and blank.stderr == "error: a business needs a name\n"
+
+
+def test_a_spot_from_a_brief_file_then_its_variants(tmp_path):
+    """What the page's Brief step does, scripted: the spot's id comes back as JSON, ready for
+    `spotforge bulk --spot`."""
+    photo = tmp_path / "espresso.png"
+    Image.fromarray(data.coffee()).save(photo)
+    brief = tmp_path / "brief.json"
+    brief.write_text(json.dumps({**BRIEF, "objective": "Mornings", "colors": ["#203040"]}))
+    assert spotforge(tmp_path, "business", "create", "Harbor Coffee").returncode == 0
+    made = spotforge(tmp_path, "spot", "create", "-b", "1", "--campaign", "Espresso week",
+                     "--brief", str(brief), "--photo", str(photo))  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    spot = json.loads(made.stdout)
+    assert spot == {"spot_id": 1, "campaign_id": 1, "template": "product-hero", "duration_s": 15}
+    listed = spotforge(tmp_path, "campaign", "list", "-b", "1")
+    assert listed.stdout == "1\tdraft\tEspresso week\tMornings\n"
+
+    brief.write_text(json.dumps({**BRIEF, "headlne": "typo"}))
+    for args, why in (
+        (
+            ["--brief", str(brief), "--photo", str(photo)],
+            "fields Spotforge does not know (headlne)",
+        ),
+        (["--brief", str(tmp_path / "none.json"), "--photo", str(photo)], "cannot read the brief"),
+        (["--brief", str(brief), "--photo", str(tmp_path / "none.png")], "no such file"),
+    ):
+        failed = spotforge(tmp_path, "spot", "create", "-b", "1", "--campaign", "X", *args)
+        assert failed.returncode == 1, failed.stderr
+        assert why in failed.stderr.splitlines()[-1] and "Traceback" not in failed.stderr
+    brief.write_text(json.dumps(BRIEF))
+    other = spotforge(tmp_path, "spot", "create", "-b", "9", "--campaign", "X",
+                      "--brief", str(brief), "--photo", str(photo))  # fmt: skip
+    assert other.returncode == 1 and "business 9 not found" in other.stderr
