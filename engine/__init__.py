@@ -6,6 +6,7 @@ It knows images, videos, prompts and seeds; it never knows a campaign.
 from engine.engine import Engine
 from engine.errors import Cancelled, EngineError, InvalidRequest, ModelUnavailable, QueueFull
 from engine.handle import Event, Handle
+from engine.loading import with_defaults
 from engine.requests import (
     REQUEST_TYPES,
     ImageToImage,
@@ -40,4 +41,5 @@ __all__ = [
     "Task",
     "TextToImage",
     "TextToVideo",
+    "with_defaults",
 ]

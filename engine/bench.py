@@ -22,7 +22,7 @@ from skimage.metrics import structural_similarity
 from engine.acceleration import RECIPES
 from engine.engine import Engine
 from engine.errors import ModelUnavailable
-from engine.loading import load
+from engine.loading import load, with_defaults
 from engine.reference import first_frame
 from engine.requests import REQUEST_TYPES, Priority, Request, Task
 
@@ -126,16 +126,17 @@ def bench(
 
 def _plain_kwargs(request: Request, preset, engine: Engine, width, height, steps) -> dict:
     """The call a diffusers user would write for this request."""
+    filled = with_defaults(request, preset)
     kwargs: dict[str, Any] = dict(
         prompt=request.prompt,
         num_inference_steps=steps,
-        guidance_scale=preset.guidance if request.guidance is None else request.guidance,
+        guidance_scale=filled.guidance,
         height=height,
         width=width,
         output_type="np" if request.task.is_video else "pil",
     )
     if request.task.is_video:
-        kwargs["num_frames"] = preset.num_frames
+        kwargs["num_frames"] = filled.num_frames
     if request.task is Task.REFERENCE_TO_VIDEO:
         kwargs["image"] = first_frame(request, engine.segmenter, width, height)
     elif "image" in request.inputs():

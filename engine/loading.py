@@ -24,7 +24,7 @@ from engine.device import pick_dtype
 from engine.errors import ModelUnavailable
 from engine.offline import BUILDERS
 from engine.presets import PIPELINES, PRESETS, Preset, get_preset
-from engine.requests import Task
+from engine.requests import Request, Task
 
 OFFLINE_REVISION = "offline-1"  # bump when an offline builder changes its weights
 REVISION_FILE = "spotforge-revision.txt"
@@ -104,6 +104,23 @@ def preset_for(preset_id: str) -> Preset:
     if (path / "model_index.json").is_file():
         return _directory_preset(path)
     return get_preset(preset_id)
+
+
+def with_defaults(request: Request, preset: Preset | None = None) -> Request:
+    """The request with every default its preset fills written out: steps, guidance, size,
+    and a clip's frames and rate. The one resolver of defaults: what the engine runs, what a
+    cache key hashes and what a variant's lineage records all come from it."""
+    preset = preset or preset_for(request.preset)
+    filled: dict = {
+        "steps": request.steps or preset.steps,
+        "guidance": preset.guidance if request.guidance is None else request.guidance,
+        "width": request.width or preset.width,
+        "height": request.height or preset.height,
+    }
+    if request.task.is_video:
+        filled |= {"num_frames": request.num_frames or preset.num_frames,
+                   "fps": request.fps or preset.fps}  # fmt: skip
+    return replace(request, **filled)
 
 
 def load(

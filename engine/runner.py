@@ -21,7 +21,7 @@ from PIL import Image
 
 from engine.acceleration import RECIPES, applied
 from engine.errors import Cancelled, InvalidRequest
-from engine.loading import LoadedModel
+from engine.loading import LoadedModel, with_defaults
 from engine.presets import Preset
 from engine.requests import ReferenceToVideo, Request
 from engine.version import ENGINE_VERSION
@@ -90,7 +90,8 @@ def resolve(request: Request, preset: Preset, compose: Callable | None = None) -
     preset.pipeline_class(request.task)  # unsupported task: a clear error now
     if request.recipe not in RECIPES:
         raise InvalidRequest(f"unknown recipe {request.recipe!r}; available: {', '.join(RECIPES)}")
-    width, height = request.width or preset.width, request.height or preset.height
+    request = with_defaults(request, preset)
+    width, height = request.width, request.height
     multiple = 16
     if width % multiple or height % multiple:
         raise InvalidRequest(
@@ -98,8 +99,7 @@ def resolve(request: Request, preset: Preset, compose: Callable | None = None) -
         )
     num_frames = fps = None
     if request.task.is_video:
-        num_frames = request.num_frames or preset.num_frames
-        fps = request.fps or preset.fps
+        num_frames, fps = request.num_frames, request.fps
         if (num_frames - 1) % 4:
             raise InvalidRequest(f"num_frames must be 4k+1 (e.g. 9, 17, 81), not {num_frames}")
     images = {
@@ -111,8 +111,8 @@ def resolve(request: Request, preset: Preset, compose: Callable | None = None) -
         images = {"image": compose(request, width, height)}
     return Resolved(
         request,
-        request.steps or preset.steps,
-        preset.guidance if request.guidance is None else request.guidance,
+        request.steps,
+        request.guidance,
         width,
         height,
         num_frames,

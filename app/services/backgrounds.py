@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from app.services.library import AudienceView, GeographyView, background_prompt
 from app.services.results_cache import Reuse, key_of, stored
-from engine import Engine, TextToImage
+from engine import Engine, TextToImage, with_defaults
 from engine.loading import preset_for
 from engine.version import ENGINE_VERSION
 from storage.repos.variants import GenerationParams
@@ -70,6 +70,7 @@ def stored_request(params: GenerationParams) -> TextToImage:
 def generation_key(request: TextToImage, revision: str) -> str:
     """Hash of everything that determines a text-to-image result (defaults resolved)."""
     preset = preset_for(request.preset)
+    request = with_defaults(request, preset)
     return key_of(
         {
             "model_id": preset.id,
@@ -79,9 +80,9 @@ def generation_key(request: TextToImage, revision: str) -> str:
             "prompt": request.prompt,
             "negative_prompt": request.negative_prompt or "",
             "seed": request.seed,
-            "steps": request.steps or preset.steps,
-            "guidance": preset.guidance if request.guidance is None else request.guidance,
-            "size": [request.width or preset.width, request.height or preset.height],
+            "steps": request.steps,
+            "guidance": request.guidance,
+            "size": [request.width, request.height],
             "recipe": request.recipe,
         }
     )

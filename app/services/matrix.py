@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from app.services import library
 from app.services.backgrounds import background_request, generation_key
 from app.services.errors import UserError
-from engine import Engine
+from engine import Engine, with_defaults
 from engine.loading import preset_for
 from storage.errors import NotFound
 
@@ -102,7 +102,7 @@ def _pick(views: list, ids: list[int], what: str) -> list:
 def _probe(engine: Engine, request) -> float:
     """Seconds one background takes, from two short runs (1 and 3 steps): their difference is
     the cost of a step, the rest is the fixed cost of encoding and decoding."""
-    steps = request.steps or preset_for(request.preset).steps
+    steps = with_defaults(request).steps
     timings = []
     for probe_steps in (1, 3):
         began = time.perf_counter()

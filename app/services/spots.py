@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from app.services.backgrounds import background, setting_request, stored_request
 from app.services.errors import UserError
 from app.services.text_rules import clean_all
+from engine import with_defaults
 from engine.loading import preset_for
 from engine.version import ENGINE_VERSION
 from storage.errors import NotFound
@@ -387,16 +388,17 @@ def variant_inputs(spot: Spot, copy: Brief) -> dict[str, Any]:
 def generation_params(request: TextToImage, revision: str, extra: dict) -> GenerationParams:
     """Everything that determines a variant, with the preset's defaults written out."""
     preset = preset_for(request.preset)
+    request = with_defaults(request, preset)
     return GenerationParams(
         model_id=preset.id,
         model_revision=revision,
         task=request.task.value,
         prompt=request.prompt,
         seed=request.seed,
-        steps=request.steps or preset.steps,
-        guidance=preset.guidance if request.guidance is None else request.guidance,
-        width=request.width or preset.width,
-        height=request.height or preset.height,
+        steps=request.steps,
+        guidance=request.guidance,
+        width=request.width,
+        height=request.height,
         recipe=request.recipe,
         engine_version=ENGINE_VERSION,
         extra=extra,

@@ -3,6 +3,8 @@ assets, shared by creatives and by audiences in the same light, and the same bit
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from PIL import Image
@@ -10,7 +12,10 @@ from PIL import Image
 from app.services import library
 from app.services.backgrounds import background, background_request, generation_key
 from app.services.results_cache import Reuse
-from engine import Engine
+from app.services.spots import generation_params
+from engine import Engine, TextToImage, with_defaults
+from engine.loading import preset_for
+from engine.runner import resolve
 
 
 @pytest.fixture(scope="module")
@@ -73,3 +78,23 @@ def test_the_key_changes_with_anything_that_changes_the_pixels(ctx, business_ids
     assert key() == key()
     # Retrained weights, another seed, another recipe: each a different result.
     assert len({key(), key(revision="bundled:b"), key(seed=2), key(recipe="fast")}) == 4
+
+
+@pytest.mark.parametrize("preset_id", ["mini-sd", "tiny-sd"])
+def test_defaults_are_filled_by_one_resolver_for_key_lineage_and_engine(preset_id):
+    """A request that leaves the preset's defaults out and one that spells them out are the
+    same background to the cache, the same variant to the lineage, the same run to the engine."""
+    bare = TextToImage(preset=preset_id, prompt="snowy peaks at golden hour", seed=3)
+    preset = preset_for(preset_id)
+    full = with_defaults(bare)
+    assert (full.steps, full.guidance, full.width, full.height) == (
+        preset.steps, preset.guidance, preset.width, preset.height,
+    )  # fmt: skip
+    assert generation_key(bare, "r1") == generation_key(full, "r1")
+    assert generation_params(bare, "r1", {}) == generation_params(full, "r1", {})
+    ran = resolve(bare, preset)
+    assert (ran.steps, ran.guidance, ran.width, ran.height) == (
+        full.steps, full.guidance, full.width, full.height,
+    )  # fmt: skip
+    other = with_defaults(replace(bare, steps=preset.steps + 1))
+    assert generation_key(other, "r1") != generation_key(full, "r1")
