@@ -20,7 +20,7 @@ import io
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from PIL import Image
@@ -33,7 +33,7 @@ from app.services.errors import UserError
 from app.services.jobs import Tallies, ensure_room, owner_name, work_one
 from app.services.matrix import MatrixPlan
 from app.services.results_cache import Reuse
-from engine import Engine
+from engine import Engine, Priority
 from storage.errors import NotFound
 from storage.jobs import LEASE_S, JobQueue
 from storage.models import Job, RenderTier, VariantStatus
@@ -268,7 +268,8 @@ def rerender_frame(
 def _frame(
     ctx, engine, business_id, params: GenerationParams, tallies: Tallies, reuse: bool
 ) -> tuple[Image.Image, Background]:
-    request = stored_request(params)
+    # Nobody is watching a bulk frame: the engine serves a preview or a final first.
+    request = replace(stored_request(params), priority=Priority.BULK)
     made = background(ctx, engine, business_id, request, tally=tallies.backgrounds, reuse=reuse)
     product_id = int(params.extra["product_asset_id"])
     product = cutout(ctx, engine, business_id, product_id, tally=tallies.cutouts, reuse=reuse)

@@ -16,10 +16,12 @@ from PIL import Image
 from skimage import data
 
 from app.services import AppContext, bulk, library
+from app.services.backgrounds import generation_key, stored_request
 from app.services.demo import BRIEF
 from app.services.matrix import plan_matrix
-from engine import Engine
+from engine import Engine, Priority
 from storage.models import VariantStatus
+from storage.repos.variants import GenerationParams
 from tests.app.conftest import SPOTFORGE, spotforge_env
 
 
@@ -86,6 +88,11 @@ def test_a_run_makes_each_variant_once_and_reuses_backgrounds(ctx, business_ids,
             frame = Image.open(tenant.assets.path(render.asset_id))
             assert frame.size == (1280, 720)
             assert variant.prompt.startswith(("beach and ocean", "snowy peaks"))
+            # Made at bulk priority: a preview or a final someone waits on goes first.
+            key = generation_key(
+                stored_request(GenerationParams.of(variant)), variant.model_revision
+            )
+            assert tenant.generations.get(key).params["priority"] == int(Priority.BULK)
             # The copy it was made with is stored with it: runners are spoken to energetically.
             runners = variant.audience_id == audiences[0]
             assert variant.extra_params["copy"]["headline"].endswith("!") == runners
