@@ -68,17 +68,30 @@ class Engine:
 
     def submit(self, request: Request) -> Handle:
         """Queue a request; invalid requests and a full queue raise here, at once."""
+        return self.submit_all([request])[0]
+
+    def submit_all(self, requests: list[Request]) -> list[Handle]:
+        """Queue requests together, so compatible ones run as one batch (up to `max_batch`);
+        any invalid request, or a queue without room for all, refuses all of them, at once."""
         if not self._worker.is_alive():
             raise EngineError("the engine has stopped; create a new one")
-        preset = preset_for(request.preset)
-        handle = Handle(resolve(request, preset, self._compose))
-        handle._on_cancel = self._dequeue
-        handle.emit("queued")  # before the worker can see it, so events stay in order
-        self.scheduler.submit(handle)
-        return handle
+        handles = []
+        for request in requests:
+            handle = Handle(resolve(request, preset_for(request.preset), self._compose))
+            handle._on_cancel = self._dequeue
+            handles.append(handle)
+        for handle in handles:
+            handle.emit("queued")  # before the worker can see it, so events stay in order
+        self.scheduler.submit_all(handles)
+        return handles
 
     def generate(self, request: Request, timeout: float | None = None) -> Result:
         return self.submit(request).result(timeout)
+
+    @property
+    def max_batch(self) -> int:
+        """The most compatible requests it runs as one batch: what a caller should hand it."""
+        return self.scheduler.max_batch
 
     def revision(self, preset_id: str) -> str:
         """The model revision a request for this preset will report, known before it runs."""

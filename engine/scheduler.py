@@ -33,15 +33,22 @@ class Scheduler:
         self._closed = False
 
     def submit(self, handle: Handle) -> None:
+        self.submit_all([handle])
+
+    def submit_all(self, handles: list[Handle]) -> None:
+        """Queue requests together: the worker sees all of them or none, so compatible ones
+        run as one batch. A queue without room for all of them refuses all of them."""
         with self._ready:
             if self._closed:
                 raise QueueFull("the engine is shutting down")
-            if len(self._pending) >= self.max_queued:
+            if len(self._pending) + len(handles) > self.max_queued:
                 raise QueueFull(
                     f"the queue is full ({self.max_queued} requests waiting); try again shortly"
                 )
-            handle.submitted_at = self._clock()
-            self._pending.append(handle)
+            now = self._clock()
+            for handle in handles:
+                handle.submitted_at = now
+                self._pending.append(handle)
             self._ready.notify()
 
     def remove(self, handle: Handle) -> bool:

@@ -10,7 +10,7 @@ died is taken again within `LEASE_S`, however long the job itself runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -80,12 +80,26 @@ class JobQueue:
         self, owner: str, lease_s: float = LEASE_S, kinds: tuple[str, ...] = ()
     ) -> Job | None:
         """Claim the most urgent runnable job (highest priority, then oldest), or None."""
+        found = self.lease_batch(owner, lease_s, kinds)
+        return found[0] if found else None
+
+    def lease_batch(
+        self,
+        owner: str,
+        lease_s: float = LEASE_S,
+        kinds: tuple[str, ...] = (),
+        sizes: Mapping[str, int] | None = None,
+    ) -> list[Job]:
+        """Claim the most urgent runnable job and, up to `sizes[its kind]` in all (1 for a kind
+        not named), the next most urgent of the same kind: work a worker does together."""
         now = self._now()
         expired = and_(Job.status == JobStatus.LEASED, Job.lease_expires_at < now)
         runnable = or_(
             and_(Job.status == JobStatus.QUEUED, Job.run_after <= now),
             and_(expired, Job.attempts < Job.max_attempts),
         )
+        sizes = sizes or {}
+        claimed: list[int] = []
         with self._db.session() as session:
             # A job whose workers keep dying (killed for memory, say) is not retried forever.
             session.execute(
@@ -99,11 +113,20 @@ class JobQueue:
                 )
                 .execution_options(synchronize_session=False)
             )
-            query = select(Job.id).where(runnable).order_by(Job.priority.desc(), Job.id).limit(8)
+            most = max([1, *sizes.values()])
+            query = (
+                select(Job.id, Job.kind)
+                .where(runnable)
+                .order_by(Job.priority.desc(), Job.id)
+                .limit(8 * most)  # room for the ones other workers claim first
+            )
             if kinds:
                 query = query.where(Job.kind.in_(kinds))
-            for job_id in session.scalars(query).all():
-                claimed = session.execute(
+            kind = None
+            for job_id, job_kind in session.execute(query).all():
+                if kind is not None and job_kind != kind:
+                    continue
+                taken = session.execute(
                     update(Job)
                     .where(Job.id == job_id, runnable)
                     .values(
@@ -114,9 +137,12 @@ class JobQueue:
                     )
                     .execution_options(synchronize_session=False)
                 )
-                if claimed.rowcount == 1:
-                    return session.get(Job, job_id, populate_existing=True)
-        return None
+                if taken.rowcount == 1:
+                    kind = job_kind
+                    claimed.append(job_id)
+                    if len(claimed) >= sizes.get(kind, 1):
+                        break
+            return [session.get(Job, i, populate_existing=True) for i in claimed]
 
     def heartbeat(self, job_id: int, owner: str, lease_s: float = LEASE_S) -> None:
         """Renew one job's lease; LeaseLost when `owner` no longer holds it."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.services.library import AudienceView, GeographyView, background_prompt
-from app.services.results_cache import Reuse, key_of, stored
+from app.services.results_cache import Reuse, is_stored, key_of, stored
 from engine import Engine, TextToImage, with_defaults
 from engine.loading import preset_for
 from engine.version import ENGINE_VERSION
@@ -98,16 +98,45 @@ def background(
     reuse: bool = True,
 ) -> Background:
     """The background a request names: from the cache, or generated and stored."""
-    key = generation_key(request, engine.revision(request.preset))
+    return backgrounds(ctx, engine, business_id, [request], tally=tally, reuse=reuse)[0]
 
-    def generate() -> tuple[bytes, dict]:
-        generated = engine.generate(request)
-        png = io.BytesIO()
-        generated.images[0].save(png, format="PNG")
-        return png.getvalue(), {**generated.params, "warnings": generated.warnings}
 
-    made = stored(
-        ctx, business_id, key, f"background-{key[:12]}.png", generate, reuse=reuse, tally=tally
-    )
-    warnings = tuple(made.params.get("warnings", ()))
-    return Background(made.asset_id, key, request.prompt, made.reused, warnings)
+def backgrounds(
+    ctx: AppContext,
+    engine: Engine,
+    business_id: int,
+    requests: list[TextToImage],
+    *,
+    tally: Reuse | None = None,
+    reuse: bool = True,
+) -> list[Background]:
+    """The backgrounds several requests name, in their order. Those not stored yet are all
+    submitted to the engine before any is waited for, so it runs compatible ones as one batch;
+    the same background asked twice is made once."""
+    keys = [generation_key(r, engine.revision(r.preset)) for r in requests]
+    missing: dict[str, TextToImage] = {}
+    for key, request in zip(keys, requests, strict=True):
+        if key not in missing and not (reuse and is_stored(ctx, business_id, key)):
+            missing[key] = request
+    making = dict(zip(missing, engine.submit_all(list(missing.values())), strict=True))
+    made = []
+    try:
+        for key, request in zip(keys, requests, strict=True):
+            handle = making.pop(key, None)
+
+            def generate() -> tuple[bytes, dict]:
+                generated = (handle or engine.submit(request)).result()  # noqa: B023 (called now)
+                png = io.BytesIO()
+                generated.images[0].save(png, format="PNG")
+                params = {**generated.params, "warnings": generated.warnings,
+                          "batch_size": generated.timings.get("batch_size", 1)}  # fmt: skip
+                return png.getvalue(), params
+
+            name = f"background-{key[:12]}.png"
+            kept = stored(ctx, business_id, key, name, generate, reuse=reuse, tally=tally)
+            warnings = tuple(kept.params.get("warnings", ()))
+            made.append(Background(kept.asset_id, key, request.prompt, kept.reused, warnings))
+    finally:
+        for left in making.values():  # a failure above: nobody waits for these any more
+            left.cancel()
+    return made

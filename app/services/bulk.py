@@ -27,13 +27,19 @@ from PIL import Image
 
 from app.services import spots
 from app.services.audience_copy import adapt
-from app.services.backgrounds import Background, background, background_request, stored_request
+from app.services.backgrounds import (
+    Background,
+    background,
+    background_request,
+    backgrounds,
+    stored_request,
+)
 from app.services.cutouts import cutout
 from app.services.errors import UserError
-from app.services.jobs import Tallies, ensure_room, owner_name, work_one
+from app.services.jobs import Tallies, ensure_room, owner_name, work_batch
 from app.services.matrix import MatrixPlan
 from app.services.results_cache import Reuse
-from engine import Engine, Priority
+from engine import Engine, Priority, TextToImage
 from storage.errors import NotFound
 from storage.jobs import LEASE_S, JobQueue
 from storage.models import Job, RenderTier, VariantStatus
@@ -169,14 +175,64 @@ def cancel(ctx: AppContext, business_id: int, run: str) -> RunReport:
 
 
 class FrameHandler:
-    """Makes a variant's frame (the `variant-frame` job)."""
+    """Makes variants' frames (the `variant-frame` job), several at once: their backgrounds are
+    all asked of the engine before any is waited for, so it runs compatible ones as one batch."""
 
     def __init__(self, reuse: bool = True):
         self.reuse = reuse  # False: every background and cut-out made anew (to measure reuse)
 
     def run(self, ctx: AppContext, engine: Engine, job: Job, tallies: Tallies) -> None:
-        variant_id = int(job.payload["variant_id"])
-        _make_frame(ctx, engine, job.business_id, variant_id, tallies, self.reuse)
+        failure = self.run_batch(ctx, engine, [job], tallies)[job.id]
+        if failure is not None:
+            raise failure
+
+    def run_batch(
+        self, ctx: AppContext, engine: Engine, jobs: list[Job], tallies: Tallies
+    ) -> dict[int, Exception | None]:
+        outcomes: dict[int, Exception | None] = {}
+        todo: dict[int, list[tuple[Job, GenerationParams]]] = {}  # by business
+        for job in jobs:
+            try:
+                params = _start_frame(ctx, job.business_id, int(job.payload["variant_id"]))
+            except Exception as exc:
+                outcomes[job.id] = exc
+                continue
+            if params is None:  # made before a crash
+                outcomes[job.id] = None
+            else:
+                todo.setdefault(job.business_id, []).append((job, params))
+        for business_id, items in todo.items():
+            scenes = self._backgrounds(ctx, engine, business_id, items, tallies, outcomes)
+            for job, params in items:
+                if job.id in outcomes:
+                    continue
+                try:
+                    frame = _composed(ctx, engine, business_id, params, scenes[job.id],
+                                      tallies, self.reuse)  # fmt: skip
+                    _keep_frame(ctx, business_id, int(job.payload["variant_id"]), frame,
+                                scenes[job.id])  # fmt: skip
+                    outcomes[job.id] = None
+                except Exception as exc:
+                    outcomes[job.id] = exc
+        return outcomes
+
+    def _backgrounds(self, ctx, engine, business_id, items, tallies, outcomes) -> dict:
+        requests = [_bulk_request(params) for _, params in items]
+        try:
+            made = backgrounds(ctx, engine, business_id, requests, tally=tallies.backgrounds,
+                               reuse=self.reuse)  # fmt: skip
+            return {job.id: m for (job, _), m in zip(items, made, strict=True)}
+        except Exception:  # one bad request: the others are made one by one, each its own fate
+            found = {}
+            for (job, _), request in zip(items, requests, strict=True):
+                try:
+                    found[job.id] = background(
+                        ctx, engine, business_id, request,
+                        tally=tallies.backgrounds, reuse=self.reuse,
+                    )  # fmt: skip
+                except Exception as exc:
+                    outcomes[job.id] = exc
+            return found
 
     def failed(self, ctx: AppContext, job: Job, error: str, final: bool) -> None:
         with ctx.tenant(job.business_id) as tenant:
@@ -204,9 +260,10 @@ def work(
     ready_before = status_of(ctx, business_id, plan).ready
     began = time.perf_counter()
     while True:
-        job = work_one(ctx, engine, handlers, owner=owner, lease_s=lease_s, tallies=tallies)
+        done = work_batch(ctx, engine, handlers, owner=owner, lease_s=lease_s, tallies=tallies,
+                          batch=engine.max_batch)  # fmt: skip
         report = status_of(ctx, business_id, plan)
-        if job is not None:
+        if done:
             on_variant(report.ready + report.failed, report.variants)
         elif report.finished:
             break
@@ -265,29 +322,41 @@ def rerender_frame(
     return frame
 
 
+def _bulk_request(params: GenerationParams) -> TextToImage:
+    # Nobody is watching a bulk frame: the engine serves a preview or a final first.
+    return replace(stored_request(params), priority=Priority.BULK)
+
+
 def _frame(
     ctx, engine, business_id, params: GenerationParams, tallies: Tallies, reuse: bool
 ) -> tuple[Image.Image, Background]:
-    # Nobody is watching a bulk frame: the engine serves a preview or a final first.
-    request = replace(stored_request(params), priority=Priority.BULK)
+    request = _bulk_request(params)
     made = background(ctx, engine, business_id, request, tally=tallies.backgrounds, reuse=reuse)
+    return _composed(ctx, engine, business_id, params, made, tallies, reuse), made
+
+
+def _composed(ctx, engine, business_id, params, made: Background, tallies, reuse) -> Image.Image:
+    """The variant's frame: its product's cut-out on its background."""
     product_id = int(params.extra["product_asset_id"])
     product = cutout(ctx, engine, business_id, product_id, tally=tallies.cutouts, reuse=reuse)
     with ctx.tenant(business_id) as tenant:
         scene = Image.open(tenant.assets.path(made.asset_id))
-        return composite(scene, product, tuple(params.extra["frame"])).image, made
+        return composite(scene, product, tuple(params.extra["frame"])).image
 
 
-def _make_frame(ctx, engine, business_id, variant_id, tallies: Tallies, reuse: bool) -> None:
+def _start_frame(ctx, business_id: int, variant_id: int) -> GenerationParams | None:
+    """Mark the variant being made and return what makes it; None if its frame exists."""
     with ctx.tenant(business_id) as tenant:
         variant = tenant.variants.get(variant_id)
         made = tenant.variants.renders(variant_id)
         if any(r.tier is RenderTier.FRAME for r in made):  # made before a crash, not marked
             tenant.variants.set_status(variant_id, VariantStatus.READY)
-            return
+            return None
         tenant.variants.set_status(variant_id, VariantStatus.RENDERING)
-        params = GenerationParams.of(variant)
-    frame, made = _frame(ctx, engine, business_id, params, tallies, reuse)
+        return GenerationParams.of(variant)
+
+
+def _keep_frame(ctx, business_id: int, variant_id: int, frame: Image.Image, made) -> None:
     png = io.BytesIO()
     frame.save(png, format="PNG")
     with ctx.tenant(business_id) as tenant:

@@ -1,7 +1,7 @@
-"""Long work as persisted jobs, worked one at a time by whoever runs `work_one`: the app's
-background worker (`app.services.worker`) or `spotforge bulk`. Each kind of job has a handler.
-A failure is retried with backoff by the queue and reported to the handler once final, so what
-the job was making (a variant, a render) records why it failed.
+"""Long work as persisted jobs, worked by whoever runs `work_batch`: the app's background
+worker (`app.services.worker`) or `spotforge bulk`; frames a batch at a time, renders one by
+one. Each kind of job has a handler. A failure is retried with backoff by the queue and reported
+to the handler once final, so what the job was making (a variant, a render) records why.
 
 While a handler runs, a `Heartbeat` renews the job's short lease (`LEASE_S`, every `HEARTBEAT_S`,
 both from `storage.jobs`), so a long render is never leased twice and the job of a process that
@@ -40,6 +40,10 @@ class Tallies:
 
 
 class Handler(Protocol):
+    """Runs one kind of job. A handler that can make several jobs at once better than one by
+    one (frames: their backgrounds are one engine batch) also has
+    `run_batch(ctx, engine, jobs, tallies) -> {job id: the exception it failed with, or None}`."""
+
     def run(self, ctx: AppContext, engine: Engine, job: Job, tallies: Tallies) -> None: ...
 
     def failed(self, ctx: AppContext, job: Job, error: str, final: bool) -> None: ...
@@ -152,34 +156,70 @@ def work_one(
     lease_s: float = LEASE_S,
     heartbeat_s: float | None = None,
 ) -> Job | None:
-    """Lease one job of the kinds `handlers` know and run it, its lease renewed every
-    `heartbeat_s` (by default the same share of `lease_s` as HEARTBEAT_S of LEASE_S) while it
-    runs; None when there is none to run. A job whose lease was lost while it ran is returned
-    with nothing recorded for it."""
+    """Lease one job of the kinds `handlers` know and run it; None when there is none."""
+    done = work_batch(
+        ctx, engine, handlers, owner=owner, tallies=tallies, lease_s=lease_s,
+        heartbeat_s=heartbeat_s, batch=1,
+    )  # fmt: skip
+    return done[0] if done else None
+
+
+def work_batch(
+    ctx: AppContext,
+    engine: Engine,
+    handlers: Mapping[str, Handler],
+    *,
+    owner: str,
+    tallies: Tallies,
+    batch: int,
+    lease_s: float = LEASE_S,
+    heartbeat_s: float | None = None,
+) -> list[Job]:
+    """Lease the most urgent job of the kinds `handlers` know and, for a handler that makes
+    several at once (`run_batch`), up to `batch` of its kind, and run them; their leases are
+    renewed every `heartbeat_s` (by default the same share of `lease_s` as HEARTBEAT_S of
+    LEASE_S) while they run. Returns the jobs leased (none: nothing to run). A job whose lease
+    was lost while it ran is returned with nothing recorded for it."""
     queue = JobQueue(ctx.db)
-    job = queue.lease(owner, lease_s, kinds=tuple(handlers))
-    if job is None:
-        return None
-    handler = handlers[job.kind]
+    sizes = {kind: batch for kind, h in handlers.items() if hasattr(h, "run_batch")}
+    jobs = queue.lease_batch(owner, lease_s, kinds=tuple(handlers), sizes=sizes)
+    if not jobs:
+        return []
+    handler = handlers[jobs[0].kind]
     every_s = lease_s * HEARTBEAT_S / LEASE_S if heartbeat_s is None else heartbeat_s
+    with Heartbeat(queue, owner, [j.id for j in jobs], lease_s=lease_s, every_s=every_s):
+        if len(jobs) > 1:
+            outcomes = handler.run_batch(ctx, engine, jobs, tallies)
+        else:
+            outcomes = {jobs[0].id: _outcome(handler.run, ctx, engine, jobs[0], tallies)}
+    for job in jobs:
+        _record(queue, handler, ctx, owner, job, outcomes[job.id])
+    return jobs
+
+
+def _outcome(run, *args) -> Exception | None:
     try:
-        with Heartbeat(queue, owner, [job.id], lease_s=lease_s, every_s=every_s):
-            handler.run(ctx, engine, job, tallies)
+        run(*args)
     except Exception as exc:  # recorded where the user looks; other jobs go on
-        error = _why(exc, job)
-        try:
-            status = queue.fail(job.id, owner, error)
-        except LeaseLost:  # its next holder runs it again and reports how that went
-            log.warning("job %s (%s) failed after its lease was lost: %s", job.id, job.kind, error)
-            return job
-        handler.failed(ctx, job, error, final=status is JobStatus.FAILED)
-        log.info("job %s (%s) failed: %s", job.id, job.kind, error)
-    else:
+        return exc
+    return None
+
+
+def _record(queue, handler, ctx, owner: str, job: Job, failure: Exception | None) -> None:
+    if failure is None:
         try:
             queue.complete(job.id, owner)
         except LeaseLost:  # what it made is there; its next holder finds it and completes it
             log.warning("job %s (%s) finished after its lease was lost", job.id, job.kind)
-    return job
+        return
+    error = _why(failure, job)
+    try:
+        status = queue.fail(job.id, owner, error)
+    except LeaseLost:  # its next holder runs it again and reports how that went
+        log.warning("job %s (%s) failed after its lease was lost: %s", job.id, job.kind, error)
+        return
+    handler.failed(ctx, job, error, final=status is JobStatus.FAILED)
+    log.info("job %s (%s) failed: %s", job.id, job.kind, error)
 
 
 def _why(exc: Exception, job: Job) -> str:

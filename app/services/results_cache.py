@@ -39,6 +39,11 @@ def key_of(determined: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(determined, sort_keys=True).encode()).hexdigest()
 
 
+def is_stored(ctx: AppContext, business_id: int, key: str) -> bool:
+    with ctx.tenant(business_id) as tenant:
+        return tenant.generations.get(key) is not None
+
+
 def stored(
     ctx: AppContext,
     business_id: int,

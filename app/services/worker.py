@@ -1,6 +1,6 @@
 """The app's background worker: a thread in the web process that makes variant frames and
 renders spots from the job queue while the pages stay responsive, and settles an order once its
-last final is rendered. Its leases are the short, renewed ones of `work_one`, so the jobs of a
+last final is rendered. Its leases are the short, renewed ones of `work_batch`, so the jobs of a
 server that was killed are taken again within seconds."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from app.services import bulk, orders, renders
-from app.services.jobs import Tallies, owner_name, work_one
+from app.services.jobs import Tallies, owner_name, work_batch
 from storage.models import Job
 
 if TYPE_CHECKING:
@@ -44,16 +44,18 @@ class Worker:
         owner = owner_name("app")
         while not self._stop.is_set():
             try:
-                job = work_one(
-                    self._ctx, self._engine, self._handlers, owner=owner, tallies=self.tallies
-                )
+                done = work_batch(
+                    self._ctx, self._engine, self._handlers, owner=owner,
+                    tallies=self.tallies, batch=self._engine.max_batch,
+                )  # fmt: skip
             except Exception:  # the database went away for a moment: try again shortly
                 log.exception("the worker could not take a job")
-                job = None
-            if job is None:
+                done = []
+            if not done:
                 self._stop.wait(self._idle_s)
-            elif job.kind == renders.KIND and job.payload["tier"] == "final":
-                self._settle(job)
+            for job in done:
+                if job.kind == renders.KIND and job.payload["tier"] == "final":
+                    self._settle(job)
 
     def _settle(self, job: Job) -> None:
         try:

@@ -328,8 +328,8 @@ def _names_a_url(body: bytes) -> bool:
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
-            if any(isinstance(item.get(k), str) and item[k].startswith(("http:", "https:"))
-                   for k in ("path", "url")):  # fmt: skip
+            # An input's "path" is what Gradio fetches; its "url" is only where the page saw it.
+            if str(item.get("path", "")).startswith(("http:", "https:")):
                 return True
             stack += item.values()
         elif isinstance(item, list):

@@ -82,20 +82,25 @@ def test_a_run_makes_each_variant_once_and_reuses_backgrounds(ctx, business_ids,
         assert base.status is VariantStatus.READY and base.prompt.startswith("a sunny main street")
         assert (base.geography_id, base.audience_id, base.parent_id) == (None, None, None)
         assert [v.id for v in tenant.variants.descendants(base.id)] == [v.id for v in made]
+        batch_sizes = set()
         for variant in made:
             assert [a.id for a in tenant.variants.ancestors(variant.id)] == [base.id]
             [render] = tenant.variants.renders(variant.id)
             frame = Image.open(tenant.assets.path(render.asset_id))
             assert frame.size == (1280, 720)
             assert variant.prompt.startswith(("beach and ocean", "snowy peaks"))
-            # Made at bulk priority: a preview or a final someone waits on goes first.
+            # Made at bulk priority, several in one engine batch: a preview or a final someone
+            # waits on goes first.
             key = generation_key(
                 stored_request(GenerationParams.of(variant)), variant.model_revision
             )
-            assert tenant.generations.get(key).params["priority"] == int(Priority.BULK)
+            made_with = tenant.generations.get(key).params
+            assert made_with["priority"] == int(Priority.BULK)
+            batch_sizes.add(made_with["batch_size"])
             # The copy it was made with is stored with it: runners are spoken to energetically.
             runners = variant.audience_id == audiences[0]
             assert variant.extra_params["copy"]["headline"].endswith("!") == runners
+        assert max(batch_sizes) == 2  # backgrounds asked together ran as one engine batch
         for variant in tenant.variants.list(empty):
             assert variant.status is VariantStatus.FAILED
             assert "no product was found" in variant.last_error

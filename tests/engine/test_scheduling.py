@@ -116,6 +116,17 @@ def test_full_queue_refuses_with_a_clear_error():
     scheduler.submit(handle())  # room again once work leaves the queue
 
 
+def test_requests_submitted_together_run_as_one_batch_or_are_refused_together(engine):
+    requests = [TextToImage(preset="tiny-sd", prompt=f"scene {i}", seed=i) for i in range(3)]
+    handles = engine.submit_all(requests)
+    results = [h.result(timeout=60) for h in handles]
+    assert [r.timings["batch_size"] for r in results] == [3, 3, 3]
+    small = Scheduler(max_queued=2)
+    with pytest.raises(QueueFull):
+        small.submit_all([handle(), handle(), handle()])
+    assert len(small) == 0  # none of them was queued
+
+
 def test_cancel_while_queued(engine):
     first = engine.submit(TextToImage(preset="tiny-sd", prompt="first", steps=60))
     first_events = first.events(timeout=60)

@@ -107,6 +107,21 @@ def test_kinds_filter(queue):
     assert queue.lease("w", kinds=("export",)).id == export
 
 
+def test_a_batch_is_the_most_urgent_job_and_the_next_of_its_kind(queue):
+    frames = [queue.enqueue("frame", {"n": n}) for n in range(5)]
+    render = queue.enqueue("render", {}, priority=10)
+    queue.enqueue("frame", {"n": 5})
+    sizes = {"frame": 4}
+    [first] = queue.lease_batch("w", kinds=("frame", "render"), sizes=sizes)
+    assert first.id == render  # the most urgent, alone: renders are not batched
+    batch = queue.lease_batch("w", kinds=("frame", "render"), sizes=sizes)
+    assert [j.id for j in batch] == frames[:4]
+    assert all(j.status is JobStatus.LEASED and j.lease_owner == "w" for j in batch)
+    rest = queue.lease_batch("v", kinds=("frame",), sizes=sizes)
+    assert [j.payload["n"] for j in rest] == [4, 5]  # what is left, not another's
+    assert queue.lease_batch("v", sizes=sizes) == []
+
+
 def test_a_job_that_keeps_killing_its_worker_stops_being_retried(queue, clock):
     job_id = queue.enqueue("render", {}, max_attempts=2)
     for _ in range(2):
