@@ -14,7 +14,7 @@ run: $(STAMP)
 	$(BIN)/spotforge serve
 
 test: $(STAMP) lint
-	@$(MAKE) --no-print-directory system-deps NEED="ffprobe:ffmpeg ffmpeg:ffmpeg chromium:chromium"
+	@$(MAKE) --no-print-directory system-deps NEED="ffprobe:ffmpeg ffmpeg:ffmpeg chromium:chromium pg_ctlcluster:postgresql"
 	$(BIN)/pytest
 
 lint: $(STAMP)

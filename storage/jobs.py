@@ -1,8 +1,10 @@
 """A persisted job queue with leases, so work survives a crashed worker.
 
 A worker leases a job for a while; if it dies, the lease expires and another worker takes the
-job again. Claims are conditional UPDATEs (no row locks), which are atomic on SQLite and
-PostgreSQL alike. Failures are retried with exponential backoff until `max_attempts`.
+job again. Claims are conditional UPDATEs, atomic on SQLite and PostgreSQL alike; on PostgreSQL
+the candidates are read `FOR UPDATE SKIP LOCKED`, so concurrent workers claim different jobs
+instead of racing for the same ones. Failures are retried with exponential backoff until
+`max_attempts`.
 
 Leases are short and renewed while the work goes on (`heartbeat_many`), so a job of a process that
 died is taken again within `LEASE_S`, however long the job itself runs.
@@ -119,6 +121,9 @@ class JobQueue:
                 .where(runnable)
                 .order_by(Job.priority.desc(), Job.id)
                 .limit(8 * most)  # room for the ones other workers claim first
+                # PostgreSQL: rows another worker is claiming are passed over, not waited for
+                # (SQLite has one writer at a time and ignores this).
+                .with_for_update(skip_locked=True)
             )
             if kinds:
                 query = query.where(Job.kind.in_(kinds))

@@ -15,9 +15,42 @@ from app.services import AppContext
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 
 
+BACKENDS = ("sqlite", "postgresql")
+
+
+def pytest_generate_tests(metafunc):
+    """Tests of a module marked `backends` run once on SQLite and once on PostgreSQL."""
+    if metafunc.definition.get_closest_marker("backends") and "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", BACKENDS, indirect=True)
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """One real PostgreSQL server for the whole run (tests/postgres.py)."""
+    from tests.postgres import server
+
+    with server() as url:
+        yield url
+
+
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path / "var", max_asset_bytes=5_000_000)
+def backend(request) -> str:
+    return getattr(request, "param", "sqlite")
+
+
+@pytest.fixture
+def database_url(backend: str, request) -> str | None:
+    """None: the default SQLite file in the data dir; else a fresh PostgreSQL database."""
+    if backend == "sqlite":
+        return None
+    from tests.postgres import new_database
+
+    return new_database(request.getfixturevalue("postgres"))
+
+
+@pytest.fixture
+def settings(tmp_path: Path, database_url: str | None) -> Settings:
+    return Settings(data_dir=tmp_path / "var", database_url=database_url, max_asset_bytes=5_000_000)
 
 
 @pytest.fixture

@@ -23,8 +23,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def spotforge_env(data_dir: Path) -> dict[str, str]:
-    return {**os.environ, "SPOTFORGE_DATA_DIR": str(data_dir)}
+def spotforge_env(data_dir: Path, database_url: str | None = None) -> dict[str, str]:
+    env = {**os.environ, "SPOTFORGE_DATA_DIR": str(data_dir)}
+    if database_url:
+        env["SPOTFORGE_DATABASE_URL"] = database_url
+    return env
 
 
 @contextmanager
@@ -57,9 +60,10 @@ def running_app(data_dir: Path, port: int, **env: str) -> Iterator[str]:
 
 
 @pytest.fixture
-def app_server(tmp_path) -> Callable[..., contextmanager]:
-    """Start (and restart) the app on one data folder: `with app_server() as url: ...`;
-    keywords are SPOTFORGE_* settings for that start."""
+def app_server(tmp_path, database_url) -> Callable[..., contextmanager]:
+    """Start (and restart) the app on one data folder (and the test's database): `with
+    app_server() as url: ...`; keywords are SPOTFORGE_* settings for that start."""
     data_dir = tmp_path / "var"
     port = free_port()
-    return lambda **env: running_app(data_dir, port, **env)
+    database = {"SPOTFORGE_DATABASE_URL": database_url} if database_url else {}
+    return lambda **env: running_app(data_dir, port, **{**database, **env})

@@ -120,6 +120,7 @@ def test_a_run_makes_each_variant_once_and_reuses_backgrounds(ctx, business_ids,
     assert (again.variants, again.ready, again.made, again.backgrounds.asked) == (8, 4, 0, 0)
 
 
+@pytest.mark.backends
 def test_a_killed_bulk_run_finishes_when_started_again(tmp_path, settings):
     ctx = AppContext.open(settings)
     try:
@@ -134,7 +135,7 @@ def test_a_killed_bulk_run_finishes_when_started_again(tmp_path, settings):
         args += ["-g", name]
     for name in ("Young runners", "Retirees", "Night owls"):
         args += ["-a", name]
-    env = spotforge_env(settings.data_dir)
+    env = spotforge_env(settings.data_dir, settings.database_url)
 
     first = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _wait_for_ready(settings, business, spot, at_least=3, proc=first)

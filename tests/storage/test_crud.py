@@ -21,6 +21,8 @@ from storage.models import (
 from storage.repos.variants import GenerationParams
 from tests.samples import png_bytes
 
+pytestmark = pytest.mark.backends  # on SQLite and on PostgreSQL
+
 PARAMS = GenerationParams(
     model_id="mini-sd",
     model_revision="v1",

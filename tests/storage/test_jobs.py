@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
 import pytest
 
 from storage.jobs import JobQueue, LeaseLost
 from storage.models import JobStatus, utcnow
+
+pytestmark = pytest.mark.backends  # on SQLite and on PostgreSQL
 
 
 class Clock:
@@ -151,3 +154,23 @@ def test_waiting_jobs_are_cancelled_and_asked_again(queue):
     redo = queue.enqueue("render", {}, idempotency_key="render:1:preview:1")
     assert queue.latest("render:1:preview").id == redo
     assert queue.latest("render:1:pre") is None  # whole segments only
+
+
+def test_workers_leasing_at_once_take_each_job_exactly_once(ctx):
+    """Four workers at once, batches of up to 4 (SKIP LOCKED on PostgreSQL)."""
+    made = [JobQueue(ctx.db).enqueue("frame", {"n": n}) for n in range(40)]
+    taken: list[int] = []
+    lock = threading.Lock()
+
+    def worker(name: str) -> None:
+        queue = JobQueue(ctx.db)
+        while batch := queue.lease_batch(name, sizes={"frame": 4}):
+            with lock:
+                taken.extend(j.id for j in batch)
+
+    threads = [threading.Thread(target=worker, args=(f"w{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(taken) == made  # every job once: none twice, none left

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from storage.repos.variants import GenerationParams
 from tests.samples import png_bytes
 from tests.storage.test_crud import PARAMS
+
+pytestmark = pytest.mark.backends  # on SQLite and on PostgreSQL
 
 
 def test_four_level_tree(ctx, business_ids):

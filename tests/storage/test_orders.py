@@ -8,6 +8,8 @@ from storage import InvalidTransition, InvalidValue
 from storage.models import ORDER_TRANSITIONS, OrderStatus
 from tests.storage.test_crud import PARAMS
 
+pytestmark = pytest.mark.backends  # on SQLite and on PostgreSQL
+
 
 @pytest.fixture
 def order_id(ctx, business_ids):

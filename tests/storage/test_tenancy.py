@@ -9,6 +9,8 @@ from storage.models import Audience, Geography
 from tests.samples import png_bytes
 from tests.storage.test_crud import PARAMS
 
+pytestmark = pytest.mark.backends  # on SQLite and on PostgreSQL
+
 
 @pytest.fixture
 def other_business_data(ctx, business_ids):

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from storage.models import VariantStatus
 from tests.storage.test_crud import PARAMS, _spot
+
+pytestmark = pytest.mark.backends  # on SQLite and on PostgreSQL
 
 
 def test_runs_are_counted_by_status_and_kept_apart(ctx, business_ids):
