@@ -19,6 +19,7 @@ from sqlalchemy import (
     Enum,
     Float,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
@@ -249,10 +250,16 @@ class Variant(Timestamps, Base):
     recipe: Mapped[str] = mapped_column(String(40))
     engine_version: Mapped[str] = mapped_column(String(40))
     extra_params: Mapped[dict[str, Any]] = mapped_column(default=dict)  # task-specific inputs
+    # What queries filter on, as columns (set from extra_params when the variant is made): the
+    # bulk run that made it, and "base" for a spot's creative as briefed.
+    run: Mapped[str | None] = mapped_column(String(32), index=True)
+    role: Mapped[str | None] = mapped_column(String(16))
     status: Mapped[VariantStatus] = mapped_column(
         _enum(VariantStatus), default=VariantStatus.PLANNED
     )
     last_error: Mapped[str | None] = mapped_column(Text)
+
+    __table_args__ = (Index("ix_variants_spot_id_role", "spot_id", "role"),)
 
 
 class RenderTier(enum.StrEnum):

@@ -86,6 +86,8 @@ class Variants:
                 geography_id=geography_id,
                 audience_id=audience_id,
                 parent_id=parent_id,
+                run=params.extra.get("run"),
+                role=params.extra.get("role"),
                 **params.columns(),
             )
         )
@@ -100,16 +102,15 @@ class Variants:
         )
 
     def of_run(self, run: str) -> list[Variant]:
-        """The variants a bulk run made (`extra_params["run"]`), oldest first."""
+        """The variants a bulk run made (the indexed `run` column), oldest first."""
         return self._scope.all(self._scope.select(Variant).where(_in_run(run)).order_by(Variant.id))
 
     def base_of(self, spot_id: int) -> Variant | None:
-        """The spot's current base variant (the creative as briefed, `extra_params["role"] ==
-        "base"`; the newest, when another background was chosen), parent of the personalized
-        variants made from it."""
+        """The spot's current base variant (the creative as briefed, role "base"; the newest,
+        when another background was chosen), parent of the personalized variants made from it."""
         self._scope.get(Spot, spot_id)
         query = self._scope.select(Variant).where(
-            Variant.spot_id == spot_id, Variant.extra_params["role"].as_string() == "base"
+            Variant.spot_id == spot_id, Variant.role == "base"
         )
         return self._scope.session.scalars(query.order_by(Variant.id.desc())).first()
 
@@ -225,4 +226,4 @@ class Variants:
 
 
 def _in_run(run: str):
-    return Variant.extra_params["run"].as_string() == run
+    return Variant.run == run
