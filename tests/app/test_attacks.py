@@ -66,6 +66,11 @@ def attack(tmp_path_factory):
     folder = tmp_path_factory.mktemp("attack")
     picture = folder / "espresso.png"
     Image.fromarray(data.coffee()).save(picture)
+    # Five photos, the most a brief takes, in one upload: each is noted as A's own.
+    photos = [picture]
+    for n in range(1, 5):
+        photos.append(folder / f"espresso-{n}.png")
+        Image.fromarray(data.coffee()).resize((300 + n, 200)).save(photos[-1])
     with running_app(folder / "var", free_port()) as url:
         a_token = sign_up(url, "Harbor Coffee", "owner@harbor.test")
         b_token = sign_up(url, "Rival <b>Roasters</b>", "owner@rival.test")
@@ -75,7 +80,8 @@ def attack(tmp_path_factory):
         copy = {**COPY, "headline": "Fresh <i>espresso</i>"}
         spot, board, _scenes = a.predict(
             campaign_name=HOSTILE_NAME, template_id="product-hero",
-            product_photos=[handle_file(str(picture))], api_name="/create_spot", **copy,
+            product_photos=[handle_file(str(p)) for p in photos], api_name="/create_spot",
+            **copy,
         )  # fmt: skip
         seen += [board]
         seen += a.predict(spot, 0, api_name="/background_candidates")
