@@ -1,11 +1,16 @@
-"""Bulk throughput with and without background reuse, each in a fresh data directory.
+"""Bulk throughput with and without background reuse, or at several engine batch sizes, each
+run in a fresh data directory.
 
     python -m app.bulk_bench [--creatives 5] [--geographies 4] [--audiences 1] [--data DIR]
+    python -m app.bulk_bench --creatives 1 --geographies 8 --batch 1 8 --repeats 3
 
 A business with N creatives (spots of scikit-image's espresso photo) runs the matrix once with
 reuse (each background made once, shared by the creatives) and once without (every variant
-makes its own); prints one JSON line per run and a markdown table. `--setup-only` prints the
-business and spot ids and stops, for driving `spotforge bulk` by hand.
+makes its own). With `--batch`, it runs the matrix with reuse at each engine `max_batch` given
+(1: one frame job at a time), alternating them `--repeats` times so neighbouring runs share the
+machine's load. Prints one JSON line per run (wall seconds and the process's CPU seconds) and a
+markdown table. `--setup-only` prints the business and spot ids and stops, for driving
+`spotforge bulk` by hand.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import shutil
+import time
 from pathlib import Path
 
 from PIL import Image
@@ -46,28 +53,32 @@ def setup(ctx: AppContext, creatives: int) -> tuple[int, list[int]]:
     return business, spots
 
 
-def run(data_dir: Path, args: argparse.Namespace, reuse: bool) -> dict:
+def run(data_dir: Path, args: argparse.Namespace, reuse: bool, max_batch: int = 4) -> dict:
     ctx = AppContext.open(Settings(data_dir=data_dir))
     try:
         business, spots = setup(ctx, args.creatives)
         geographies = [g.id for g in library.geographies(ctx, business)][: args.geographies]
         audiences = [a.id for a in library.audiences(ctx, business)][: args.audiences]
-        with Engine(model_dir=data_dir / "models", device="cpu") as engine:
+        with Engine(model_dir=data_dir / "models", device="cpu", max_batch=max_batch) as engine:
             plan = plan_matrix(
                 ctx, engine, business, spots, geographies, audiences, preset="mini-sd"
             )
             bulk.start(ctx, engine, business, plan)
+            cpu = time.process_time()
             report = bulk.work(ctx, engine, business, plan, reuse=reuse)
+            cpu = time.process_time() - cpu
     finally:
         ctx.close()
     return {
         "matrix": f"{args.creatives}x{args.geographies}x{args.audiences}",
         "reuse": reuse,
+        "max_batch": max_batch,
         "variants": report.variants,
         "ready": report.ready,
         "backgrounds_made": report.backgrounds.asked - report.backgrounds.reused,
         "reuse_ratio": report.backgrounds.to_dict()["ratio"],
         "seconds": round(report.seconds, 1),
+        "cpu_seconds": round(cpu, 1),
         "variants_per_minute": round(report.variants_per_minute, 1),
     }
 
@@ -79,6 +90,8 @@ def main() -> None:
     parser.add_argument("--audiences", type=int, default=1)
     parser.add_argument("--data", type=Path, default=Path("var/bulk-bench"))
     parser.add_argument("--setup-only", action="store_true")
+    parser.add_argument("--batch", type=int, nargs="+", help="engine max_batch values to compare")
+    parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args()
     if args.setup_only:
         ctx = AppContext.open(Settings(data_dir=args.data))
@@ -88,9 +101,15 @@ def main() -> None:
             ctx.close()
         print(json.dumps({"business": business, "spots": spots}))
         return
+    if args.batch:
+        runs = [(True, b) for _ in range(args.repeats) for b in args.batch]
+    else:
+        runs = [(True, 4), (False, 4)]
     rows = []
-    for reuse in (True, False):
-        row = run(args.data / ("reuse" if reuse else "no-reuse"), args, reuse)
+    for n, (reuse, max_batch) in enumerate(runs):
+        folder = args.data / f"{n}-{'reuse' if reuse else 'no-reuse'}-batch{max_batch}"
+        shutil.rmtree(folder, ignore_errors=True)
+        row = run(folder, args, reuse, max_batch)
         print(json.dumps(row), flush=True)
         rows.append(row)
     columns = list(rows[0])

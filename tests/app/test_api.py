@@ -72,7 +72,6 @@ def photo(tmp_path) -> Path:
     return path
 
 
-@pytest.mark.backends
 def test_the_whole_flow_through_the_api(app_server, photo, tmp_path):
     with app_server() as url:
         api = client(url, sign_up(url, "Harbor Coffee", "owner@harbor.test"))
