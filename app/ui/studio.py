@@ -56,8 +56,8 @@ def friendly(fn: Callable) -> Callable:
     under a reference and shown as a plain apology with it, never a path or a stack trace."""
 
     def translate(exc: Exception) -> gr.Error:
-        if isinstance(exc, user_errors()):
-            return gr.Error(plain(exc))
+        if isinstance(exc, user_errors()):  # the user's to fix: no traceback in the log
+            return gr.Error(plain(exc), print_exception=False)
         ref = secrets.token_hex(4)
         log.exception("reference %s: %s failed", ref, fn.__name__)
         return gr.Error(UNEXPECTED.format(ref=ref))
