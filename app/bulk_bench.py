@@ -3,13 +3,16 @@ run in a fresh data directory.
 
     python -m app.bulk_bench [--creatives 5] [--geographies 4] [--audiences 1] [--data DIR]
     python -m app.bulk_bench --creatives 1 --geographies 8 --batch 1 8 --repeats 3
+    python -m app.bulk_bench --creatives 1 --geographies 24 --workers 0 1 2 --repeats 3
 
 A business with N creatives (spots of scikit-image's espresso photo) runs the matrix once with
 reuse (each background made once, shared by the creatives) and once without (every variant
 makes its own). With `--batch`, it runs the matrix with reuse at each engine `max_batch` given
 (1: one frame job at a time), alternating them `--repeats` times so neighbouring runs share the
-machine's load. Prints one JSON line per run (wall seconds and the process's CPU seconds) and a
-markdown table. `--setup-only` prints the business and spot ids and stops, for driving
+machine's load. With `--workers`, the same at each pool size (0: the engine in this process,
+with torch's threads; N: a Ray pool of N one-thread engines, whose wall time is what counts, its
+start-up timed apart). Prints one JSON line per run (wall seconds and the process's CPU seconds)
+and a markdown table. `--setup-only` prints the business and spot ids and stops, for driving
 `spotforge bulk` by hand.
 """
 
@@ -28,6 +31,7 @@ from skimage import data
 from app.config import Settings
 from app.services import AppContext, bulk, businesses, library
 from app.services.matrix import plan_matrix
+from app.services.pool import WorkerPool
 from app.services.spots import SAMPLE_COPY
 from engine import Engine
 
@@ -53,8 +57,12 @@ def setup(ctx: AppContext, creatives: int) -> tuple[int, list[int]]:
     return business, spots
 
 
-def run(data_dir: Path, args: argparse.Namespace, reuse: bool, max_batch: int = 4) -> dict:
-    ctx = AppContext.open(Settings(data_dir=data_dir))
+def run(
+    data_dir: Path, args: argparse.Namespace, reuse: bool, max_batch: int = 4, workers: int = 0
+) -> dict:
+    settings = Settings(data_dir=data_dir, engine_max_batch=max_batch, device="cpu")
+    ctx = AppContext.open(settings)
+    startup = None
     try:
         business, spots = setup(ctx, args.creatives)
         geographies = [g.id for g in library.geographies(ctx, business)][: args.geographies]
@@ -63,9 +71,15 @@ def run(data_dir: Path, args: argparse.Namespace, reuse: bool, max_batch: int = 
             plan = plan_matrix(
                 ctx, engine, business, spots, geographies, audiences, preset="mini-sd"
             )
-            bulk.start(ctx, engine, business, plan)
+            run = bulk.start(ctx, engine, business, plan)
             cpu = time.process_time()
-            report = bulk.work(ctx, engine, business, plan, reuse=reuse)
+            if workers:
+                began = time.perf_counter()
+                with WorkerPool(settings, workers) as pool:
+                    startup = round(time.perf_counter() - began, 1)
+                    report = pool.work(ctx, business, run, reuse=reuse)
+            else:
+                report = bulk.work(ctx, engine, business, run, reuse=reuse)
             cpu = time.process_time() - cpu
     finally:
         ctx.close()
@@ -73,13 +87,16 @@ def run(data_dir: Path, args: argparse.Namespace, reuse: bool, max_batch: int = 
         "matrix": f"{args.creatives}x{args.geographies}x{args.audiences}",
         "reuse": reuse,
         "max_batch": max_batch,
+        "workers": workers or "in-process",
+        "pool_startup_seconds": startup,
         "variants": report.variants,
         "ready": report.ready,
         "backgrounds_made": report.backgrounds.asked - report.backgrounds.reused,
         "reuse_ratio": report.backgrounds.to_dict()["ratio"],
         "seconds": round(report.seconds, 1),
-        "cpu_seconds": round(cpu, 1),
+        "cpu_seconds": None if workers else round(cpu, 1),  # a pool's is in its processes
         "variants_per_minute": round(report.variants_per_minute, 1),
+        "frames_per_worker": sorted(report.workers.values()),
     }
 
 
@@ -91,6 +108,9 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("var/bulk-bench"))
     parser.add_argument("--setup-only", action="store_true")
     parser.add_argument("--batch", type=int, nargs="+", help="engine max_batch values to compare")
+    parser.add_argument(
+        "--workers", type=int, nargs="+", help="pool sizes to compare (0: the engine in-process)"
+    )
     parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args()
     if args.setup_only:
@@ -101,15 +121,18 @@ def main() -> None:
             ctx.close()
         print(json.dumps({"business": business, "spots": spots}))
         return
-    if args.batch:
-        runs = [(True, b) for _ in range(args.repeats) for b in args.batch]
+    if args.workers:
+        runs = [(True, 4, w) for _ in range(args.repeats) for w in args.workers]
+    elif args.batch:
+        runs = [(True, b, 0) for _ in range(args.repeats) for b in args.batch]
     else:
-        runs = [(True, 4), (False, 4)]
+        runs = [(True, 4, 0), (False, 4, 0)]
     rows = []
-    for n, (reuse, max_batch) in enumerate(runs):
-        folder = args.data / f"{n}-{'reuse' if reuse else 'no-reuse'}-batch{max_batch}"
+    for n, (reuse, max_batch, workers) in enumerate(runs):
+        name = f"{n}-{'reuse' if reuse else 'no-reuse'}-batch{max_batch}-workers{workers}"
+        folder = args.data / name
         shutil.rmtree(folder, ignore_errors=True)
-        row = run(folder, args, reuse, max_batch)
+        row = run(folder, args, reuse, max_batch, workers)
         print(json.dumps(row), flush=True)
         rows.append(row)
     columns = list(rows[0])

@@ -39,6 +39,9 @@ def _fail(message: str) -> typer.Exit:
 def serve(
     host: str = typer.Option(None, help="Interface to bind (default from settings)."),
     port: int = typer.Option(None, help="Port (default from settings)."),
+    worker: bool = typer.Option(
+        True, help="--no-worker leaves the job queue to other servers' workers or pools."
+    ),
 ) -> None:
     """Upgrade the database and serve the web app (its worker makes what the pages ask for)."""
     from app.ui.server import serve as serve_web
@@ -49,7 +52,7 @@ def serve(
     if port:
         ctx.settings.port = port
     typer.echo(f"Spotforge on http://{ctx.settings.host}:{ctx.settings.port}")
-    serve_web(ctx)
+    serve_web(ctx, worker=worker)
 
 
 @db_cli.command("upgrade")
@@ -463,9 +466,18 @@ def bulk(
     recipe: str = typer.Option("balanced"),
     seed: int = typer.Option(0),
     reuse: bool = typer.Option(True, help="--no-reuse makes every background anew (to measure)."),
+    workers: int = typer.Option(
+        None,
+        min=0,
+        help="Engine workers in a Ray pool (default: SPOTFORGE_WORKERS; 0: this process).",
+    ),
+    ray_address: str = typer.Option(
+        None, help="Ray cluster for the pool (default: SPOTFORGE_RAY_ADDRESS, else a local one)."
+    ),
 ) -> None:
-    """Make every variant of spots x geographies x audiences. Run it again after a crash or
-    Ctrl-C: finished variants are kept and the rest are made, none twice."""
+    """Make every variant of spots x geographies x audiences, here or with a pool of workers.
+    Run it again after a crash or Ctrl-C: finished variants are kept and the rest are made, none
+    twice. The JSON report counts the frames each worker made under "workers"."""
     import json
 
     from tqdm import tqdm
@@ -492,17 +504,25 @@ def bulk(
                 "of backgrounds",
                 err=True,
             )
-            bulk_runs.start(ctx, engine, business, plan)
-            before = bulk_runs.status_of(ctx, business, plan)
+            run = bulk_runs.start(ctx, engine, business, plan)
+            before = bulk_runs.run_status(ctx, business, run)
             with tqdm(total=before.variants, initial=before.ready + before.failed,
                       desc="variants", unit="variant") as bar:  # fmt: skip
 
                 def advance(done: int, total: int) -> None:
                     bar.update(done - bar.n)
 
-                report = bulk_runs.work(
-                    ctx, engine, business, plan, reuse=reuse, on_variant=advance
-                )
+                pool_size = settings.workers if workers is None else workers
+                if pool_size:
+                    from app.services.pool import WorkerPool
+
+                    with WorkerPool(settings, pool_size, ray_address) as pool:
+                        typer.echo(f"{pool_size} workers: {', '.join(pool.names)}", err=True)
+                        report = pool.work(ctx, business, run, reuse=reuse, on_variant=advance)
+                else:
+                    report = bulk_runs.work(
+                        ctx, engine, business, run, reuse=reuse, on_variant=advance
+                    )
     except (*USER_ERRORS, EngineError) as exc:
         raise _fail(str(exc)) from exc
     finally:

@@ -50,6 +50,15 @@ class Settings(BaseSettings):
     max_waiting_jobs: int = Field(
         20_000, ge=1, description="Jobs one business may have waiting before new work is refused."
     )
+    workers: int = Field(
+        0,
+        ge=0,
+        description="Engine workers in a Ray pool, each with its own engine (a GPU each, or "
+        "one CPU thread each); 0: one worker thread in the process.",
+    )
+    ray_address: str | None = Field(
+        None, description="The Ray cluster of the pool (e.g. ray://head:10001); default: local."
+    )
     host: str = "127.0.0.1"
     port: int = Field(7860, ge=1, le=65535)
 

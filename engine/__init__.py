@@ -6,7 +6,7 @@ It knows images, videos, prompts and seeds; it never knows a campaign.
 from engine.engine import Engine
 from engine.errors import Cancelled, EngineError, InvalidRequest, ModelUnavailable, QueueFull
 from engine.handle import Event, Handle
-from engine.loading import with_defaults
+from engine.loading import preset_for, with_defaults
 from engine.requests import (
     REQUEST_TYPES,
     ImageToImage,
@@ -20,8 +20,10 @@ from engine.requests import (
     TextToVideo,
 )
 from engine.runner import Result
+from engine.version import ENGINE_VERSION
 
 __all__ = [
+    "ENGINE_VERSION",
     "REQUEST_TYPES",
     "Cancelled",
     "Engine",
@@ -41,5 +43,6 @@ __all__ = [
     "Task",
     "TextToImage",
     "TextToVideo",
+    "preset_for",
     "with_defaults",
 ]

@@ -13,10 +13,12 @@ died is taken again within `LEASE_S`, however long the job itself runs.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from storage.database import Database
@@ -28,10 +30,36 @@ from storage.models import Job, JobStatus, utcnow
 # and a job whose worker died is taken again within LEASE_S.
 LEASE_S = 15.0
 HEARTBEAT_S = 5.0
+CHUNK = 1000  # keys per IN (...) list, well inside SQLite's and PostgreSQL's limits
 
 
 class LeaseLost(StorageError):
     """The job's lease expired and another worker may have taken it."""
+
+
+@dataclass(frozen=True)
+class JobKey:
+    """What a job makes, its identity in the queue (the idempotency key): asking for the same
+    thing again finds the same job. `redo` counts the times it was asked to be made anew."""
+
+    kind: str
+    variant_id: int
+    tier: str | None = None
+    redo: int = 0
+
+    def __str__(self) -> str:
+        parts = [
+            self.kind,
+            str(self.variant_id),
+            self.tier or "",
+            str(self.redo) if self.redo else "",
+        ]
+        return ":".join(p for p in parts if p)
+
+    @property
+    def first(self) -> JobKey:
+        """The key of the first time it was made, whatever the redo."""
+        return JobKey(self.kind, self.variant_id, self.tier)
 
 
 class JobQueue:
@@ -46,12 +74,12 @@ class JobQueue:
         *,
         priority: int = 0,
         business_id: int | None = None,
-        idempotency_key: str | None = None,
+        key: JobKey | None = None,
         max_attempts: int = 3,
     ) -> int:
-        """Add a job and return its id; the same idempotency key returns the existing job (a
-        cancelled or failed one queued again, its attempts reset: asking again is trying
-        again)."""
+        """Add a job and return its id; the same key returns the existing job (a cancelled or
+        failed one queued again, its attempts reset: asking again is trying again)."""
+        idempotency_key = None if key is None else str(key)
         if idempotency_key is not None:
             existing = self._by_key(idempotency_key)
             if existing is not None:
@@ -77,6 +105,51 @@ class JobQueue:
             if existing is None:
                 raise
             return existing
+
+    def enqueue_many(
+        self,
+        kind: str,
+        jobs: Mapping[JobKey, dict[str, Any]],
+        *,
+        priority: int = 0,
+        business_id: int | None = None,
+        max_attempts: int = 3,
+    ) -> int:
+        """`enqueue` for many jobs (key -> payload), in a few statements per thousand keys: the
+        new keys are added (a key another process adds meanwhile is skipped), the cancelled or
+        failed ones queued again. Returns how many were added."""
+        texts = {str(key): payload for key, payload in jobs.items()}
+        added = 0
+        with self._db.session() as session:
+            now = self._now()
+            for chunk in _chunks(list(texts)):
+                found = set(
+                    session.scalars(
+                        select(Job.idempotency_key).where(Job.idempotency_key.in_(chunk))
+                    )
+                )
+                session.execute(
+                    update(Job)
+                    .where(
+                        Job.idempotency_key.in_(found),
+                        Job.status.in_((JobStatus.CANCELLED, JobStatus.FAILED)),
+                    )
+                    .values(status=JobStatus.QUEUED, attempts=0, run_after=now)
+                    .execution_options(synchronize_session=False)
+                )
+                rows = [
+                    {
+                        "kind": kind, "payload": texts[key], "priority": priority,
+                        "business_id": business_id, "idempotency_key": key,
+                        "max_attempts": max_attempts, "status": JobStatus.QUEUED, "attempts": 0,
+                        "run_after": now, "created_at": now, "updated_at": now,
+                    }
+                    for key in chunk
+                    if key not in found
+                ]  # fmt: skip
+                if rows:
+                    added += len(session.execute(_insert_new(session), rows).all())
+        return added
 
     def lease(
         self, owner: str, lease_s: float = LEASE_S, kinds: tuple[str, ...] = ()
@@ -209,20 +282,42 @@ class JobQueue:
                 .execution_options(synchronize_session=False)
             )
 
-    def failed(self, keys: list[str]) -> dict[str, str]:
+    def failed(self, keys: list[JobKey]) -> dict[JobKey, str]:
         """Of the jobs with these keys, the failed ones: key -> why."""
+        by_text = {str(k): k for k in keys}
+        found = {}
         with self._db.session() as session:
-            rows = session.execute(
-                select(Job.idempotency_key, Job.last_error).where(
-                    Job.idempotency_key.in_(keys), Job.status == JobStatus.FAILED
+            for chunk in _chunks(list(by_text)):
+                rows = session.execute(
+                    select(Job.idempotency_key, Job.last_error).where(
+                        Job.idempotency_key.in_(chunk), Job.status == JobStatus.FAILED
+                    )
                 )
-            )
-            return {key: error or "failed" for key, error in rows}
+                found.update({by_text[key]: error or "failed" for key, error in rows})
+        return found
 
-    def ids(self, keys: list[str]) -> list[int]:
-        """The jobs with these idempotency keys."""
+    def ids(self, keys: list[JobKey]) -> list[int]:
+        """The jobs with these keys."""
+        texts = [str(k) for k in keys]
         with self._db.session() as session:
-            return list(session.scalars(select(Job.id).where(Job.idempotency_key.in_(keys))))
+            return list(session.scalars(select(Job.id).where(Job.idempotency_key.in_(texts))))
+
+    def withdraw(self, keys: list[JobKey]) -> list[JobKey]:
+        """`cancel` by key, for many jobs: those no worker holds are withdrawn; returns their
+        keys."""
+        by_text = {str(k): k for k in keys}
+        withdrawn = []
+        with self._db.session() as session:
+            for chunk in _chunks(list(by_text)):
+                result = session.execute(
+                    update(Job)
+                    .where(Job.idempotency_key.in_(chunk), Job.status == JobStatus.QUEUED)
+                    .values(status=JobStatus.CANCELLED)
+                    .returning(Job.idempotency_key)
+                    .execution_options(synchronize_session=False)
+                )
+                withdrawn += [by_text[key] for key in result.scalars()]
+        return withdrawn
 
     def cancel(self, job_ids: list[int]) -> int:
         """Withdraw the jobs no worker holds; a leased one finishes. Returns how many were."""
@@ -263,12 +358,15 @@ class JobQueue:
                 select(func.count()).where(Job.kind == kind, Job.status == JobStatus.QUEUED)
             )
 
-    def latest(self, key: str) -> Job | None:
-        """The newest job whose idempotency key is `key` or `key:<anything>` (a redo)."""
+    def latest(self, key: JobKey) -> Job | None:
+        """The newest job that makes what `key` names, the first time or a redo."""
+        first = str(key.first)
         with self._db.session() as session:
             return session.scalars(
                 select(Job)
-                .where(or_(Job.idempotency_key == key, Job.idempotency_key.startswith(f"{key}:")))
+                .where(
+                    or_(Job.idempotency_key == first, Job.idempotency_key.startswith(f"{first}:"))
+                )
                 .order_by(Job.id.desc())
             ).first()
 
@@ -293,3 +391,15 @@ class JobQueue:
             )
             if result.rowcount != 1:
                 raise LeaseLost(f"job {job_id} is no longer leased by {owner!r}")
+
+
+def _insert_new(session):
+    """An INSERT of jobs that skips a key already there (added by another process since it
+    was looked for), in the dialect's own words."""
+    dialect = {"postgresql": postgresql, "sqlite": sqlite}[session.get_bind().dialect.name]
+    insert = dialect.insert(Job).on_conflict_do_nothing(index_elements=["idempotency_key"])
+    return insert.returning(Job.id)
+
+
+def _chunks(items: list, size: int = CHUNK) -> list[list]:
+    return [items[i : i + size] for i in range(0, len(items), size)]

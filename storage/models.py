@@ -3,6 +3,16 @@
 Every table that holds a business's data carries `business_id`, copied from the parent row
 when a child is created through a `Tenant`; scoped reads then need no joins to stay inside one
 business. Geographies and audiences with a NULL business are the built-in library.
+
+A spot's scenes and its brand have no tables of their own (migration 0008 dropped `scenes` and
+`brand_kits`, which nothing had ever written). The scenes are not data: the storyboard is built
+from the template and the brief each time (`templates.storyboard.build_storyboard`), and the
+only choices a business makes about them, their order and a scene's own background seed, sit
+in the spot's brief (`Spot.copy["scene_order"]`, `["scene_seeds"]`). The brand (colours, logo,
+fonts) is part of each brief, as the brief page asks for it per spot, not once per business.
+Each variant copies all of it into its `extra_params` when it is made, so it renders the same
+whatever changes later; a second copy in rows would be one more thing to keep in step, and no
+query filters on any of it.
 """
 
 from __future__ import annotations
@@ -109,19 +119,6 @@ class UserSession(Base):
     expires_at: Mapped[datetime] = mapped_column()
 
 
-class BrandKit(Timestamps, Base):
-    __tablename__ = "brand_kits"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    business_id: Mapped[int] = mapped_column(
-        ForeignKey("businesses.id", ondelete="CASCADE"), unique=True
-    )
-    colors: Mapped[list[Any]] = mapped_column(default=list)  # "#RRGGBB" strings, primary first
-    heading_font_asset_id: Mapped[int | None] = mapped_column(ForeignKey("assets.id"))
-    body_font_asset_id: Mapped[int | None] = mapped_column(ForeignKey("assets.id"))
-    logo_asset_id: Mapped[int | None] = mapped_column(ForeignKey("assets.id"))
-    tagline: Mapped[str] = mapped_column(String(200), default="")
-
-
 class CampaignStatus(enum.StrEnum):
     DRAFT = "draft"
     ACTIVE = "active"
@@ -191,27 +188,11 @@ class Spot(Timestamps, Base):
     template_id: Mapped[str] = mapped_column(String(80))
     template_version: Mapped[str] = mapped_column(String(40))
     duration_s: Mapped[float] = mapped_column(Float)
-    copy: Mapped[dict[str, Any]] = mapped_column(default=dict)  # text slot -> text
+    # The brief: its copy, brand colours, "brand_assets" (logo and font asset ids), and the
+    # storyboard's "scene_order" and "scene_seeds" (see the module docstring).
+    copy: Mapped[dict[str, Any]] = mapped_column(default=dict)
     campaign: Mapped[Campaign] = relationship(back_populates="spots")
     product_assets: Mapped[list[Asset]] = relationship(secondary=spot_product_assets)
-    scenes: Mapped[list[Scene]] = relationship(
-        back_populates="spot", order_by="Scene.position", cascade="all"
-    )
-
-
-class Scene(Base):
-    __tablename__ = "scenes"
-    __table_args__ = (UniqueConstraint("spot_id", "position"),)
-    id: Mapped[int] = mapped_column(primary_key=True)
-    business_id: Mapped[int] = _business_fk()
-    spot_id: Mapped[int] = mapped_column(ForeignKey("spots.id", ondelete="CASCADE"), index=True)
-    position: Mapped[int] = mapped_column(Integer)
-    kind: Mapped[str] = mapped_column(String(40))
-    visual_request: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    copy: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    start_s: Mapped[float] = mapped_column(Float)
-    duration_s: Mapped[float] = mapped_column(Float)
-    spot: Mapped[Spot] = relationship(back_populates="scenes")
 
 
 class VariantStatus(enum.StrEnum):
@@ -230,7 +211,7 @@ class Variant(Timestamps, Base):
     __tablename__ = "variants"
     id: Mapped[int] = mapped_column(primary_key=True)
     business_id: Mapped[int] = _business_fk()
-    spot_id: Mapped[int] = mapped_column(ForeignKey("spots.id", ondelete="CASCADE"), index=True)
+    spot_id: Mapped[int] = mapped_column(ForeignKey("spots.id", ondelete="CASCADE"))
     geography_id: Mapped[int | None] = mapped_column(ForeignKey("geographies.id"))
     audience_id: Mapped[int | None] = mapped_column(ForeignKey("audiences.id"))
     parent_id: Mapped[int | None] = mapped_column(
@@ -252,14 +233,21 @@ class Variant(Timestamps, Base):
     extra_params: Mapped[dict[str, Any]] = mapped_column(default=dict)  # task-specific inputs
     # What queries filter on, as columns (set from extra_params when the variant is made): the
     # bulk run that made it, and "base" for a spot's creative as briefed.
-    run: Mapped[str | None] = mapped_column(String(32), index=True)
+    run: Mapped[str | None] = mapped_column(String(32))
     role: Mapped[str | None] = mapped_column(String(16))
     status: Mapped[VariantStatus] = mapped_column(
         _enum(VariantStatus), default=VariantStatus.PLANNED
     )
     last_error: Mapped[str | None] = mapped_column(Text)
 
-    __table_args__ = (Index("ix_variants_spot_id_role", "spot_id", "role"),)
+    __table_args__ = (
+        Index("ix_variants_spot_id_role", "spot_id", "role"),
+        # A spot's newest variants (a gallery page) read in id order, limit included.
+        Index("ix_variants_spot_id_id", "spot_id", "id"),
+        # A run's variants counted by status (its progress) from the index alone, business
+        # filter included; a run's rows found by its key.
+        Index("ix_variants_run_status_business_id", "run", "status", "business_id"),
+    )
 
 
 class RenderTier(enum.StrEnum):
@@ -279,6 +267,9 @@ class Render(Base):
     asset_id: Mapped[int] = mapped_column(ForeignKey("assets.id"), index=True)
     qc_report: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     timings: Mapped[dict[str, Any]] = mapped_column(default=dict)  # stage -> seconds
+    # The worker that made it (its lease owner: host, process, role), so a run can say how its
+    # work was shared, across reruns and killed workers alike.
+    worker: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

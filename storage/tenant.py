@@ -13,7 +13,6 @@ from storage.assets import AssetStore
 from storage.errors import NotFound
 from storage.models import Business
 from storage.repos.assets import Assets
-from storage.repos.brand import Brand
 from storage.repos.campaigns import Campaigns
 from storage.repos.generations import Generations
 from storage.repos.library import Library
@@ -31,7 +30,6 @@ class Tenant:
         scope = Scope(session, business.id)
         self.campaigns = Campaigns(scope)
         self.library = Library(scope)
-        self.brand = Brand(scope)
         self.assets = Assets(scope, assets)
         self.variants = Variants(scope)
         self.orders = Orders(scope)

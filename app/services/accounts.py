@@ -18,10 +18,7 @@ from datetime import UTC, datetime, timedelta
 from app.services.context import AppContext
 from app.services.errors import UserError
 from app.services.text_rules import clean
-from storage import accounts
-from storage.businesses import create_business
-from storage.errors import InvalidValue
-from storage.models import Business, User
+from storage import Business, InvalidValue, User, accounts, create_business
 
 SESSION_DAYS = 14
 MIN_PASSWORD = 10

@@ -14,10 +14,8 @@ from typing import TYPE_CHECKING
 
 from app.services.library import AudienceView, GeographyView, background_prompt
 from app.services.results_cache import Reuse, is_stored, key_of, stored
-from engine import Engine, TextToImage, with_defaults
-from engine.loading import preset_for
-from engine.version import ENGINE_VERSION
-from storage.repos.variants import GenerationParams
+from engine import ENGINE_VERSION, Engine, TextToImage, preset_for, with_defaults
+from storage import GenerationParams
 
 if TYPE_CHECKING:
     from app.services.context import AppContext

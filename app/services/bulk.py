@@ -20,7 +20,7 @@ import io
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from PIL import Image
@@ -40,10 +40,16 @@ from app.services.jobs import Tallies, ensure_room, owner_name, work_batch
 from app.services.matrix import MatrixPlan
 from app.services.results_cache import Reuse
 from engine import Engine, Priority, TextToImage
-from storage.errors import NotFound
-from storage.jobs import LEASE_S, JobQueue
-from storage.models import Job, RenderTier, VariantStatus
-from storage.repos.variants import GenerationParams
+from storage import (
+    LEASE_S,
+    GenerationParams,
+    Job,
+    JobKey,
+    JobQueue,
+    NotFound,
+    RenderTier,
+    VariantStatus,
+)
 from templates.composite import composite
 from templates.spec import load_template
 
@@ -66,6 +72,7 @@ class RunReport:
     cutouts: Reuse
     made: int = 0  # variants this call made ready (a resumed run made only the rest)
     cancelled: int = 0
+    workers: dict[str, int] = field(default_factory=dict)  # frames each worker made, whole run
 
     @property
     def finished(self) -> bool:
@@ -87,6 +94,7 @@ class RunReport:
             "variants_per_minute": round(self.variants_per_minute, 2),
             "backgrounds": self.backgrounds.to_dict(),
             "cutouts": self.cutouts.to_dict(),
+            "workers": self.workers,
         }
 
 
@@ -105,13 +113,15 @@ def run_key(business_id: int, plan: MatrixPlan) -> str:
 
 def start(ctx: AppContext, engine: Engine, business_id: int, plan: MatrixPlan) -> str:
     """Persist the run's variants and jobs; a run started again returns the same key and adds
-    nothing. Every spot must have a product photo."""
+    nothing. Every spot must have a product photo. Rows are written in bulk statements, so a
+    10,000-variant run starts in a few seconds."""
     run = run_key(business_id, plan)
     revision = engine.revision(plan.preset)
-    queue = JobQueue(ctx.db)
     with ctx.tenant(business_id) as tenant:
-        made = sum(v.status not in TO_MAKE for v in tenant.variants.of_run(run))
-    ensure_room(ctx, business_id, plan.variants - made + len(plan.spot_ids))  # before any row
+        counts = tenant.variants.run_counts(run)
+    # New jobs: the variants not yet planned, the cancelled ones asked again, and the bases.
+    more = plan.variants - sum(counts.values()) + counts[VariantStatus.CANCELLED]
+    ensure_room(ctx, business_id, more + len(plan.spot_ids))  # before any row
     bases = {
         spot_id: spots.base_variant(
             ctx, engine, business_id, spot_id, preset=plan.preset, recipe=plan.recipe
@@ -119,42 +129,45 @@ def start(ctx: AppContext, engine: Engine, business_id: int, plan: MatrixPlan) -
         for spot_id in plan.spot_ids
     }
     with ctx.tenant(business_id) as tenant:
-        existing = {v.extra_params["matrix_key"] for v in tenant.variants.of_run(run)}
+        planned = tenant.variants.run_cells(run)
         pending = []
         for spot_id in plan.spot_ids:
             spot = tenant.campaigns.spot(spot_id)
             if not spot.product_assets:
                 raise UserError(f"spot {spot_id} has no product photo to personalize")
             base = tenant.variants.get(bases[spot_id])
-            failed = base.status is VariantStatus.FAILED
-            if not failed and not tenant.variants.frames([base.id]):  # its key frame, too
-                pending.append(base)
+            if base.status is not VariantStatus.FAILED and not tenant.variants.frames([base.id]):
+                pending.append(base.id)  # its key frame, too
+                if base.status in (VariantStatus.PLANNED, VariantStatus.CANCELLED):
+                    tenant.variants.set_status(base.id, VariantStatus.QUEUED)
             brief, template = spots.brief_of(spot.copy), load_template(spot.template_id)
-            for g in plan.geographies:
-                for a in plan.audiences:
-                    key = f"{run}:{spot_id}:{g.id}:{a.id}"
-                    if key in existing:
-                        continue
-                    request = background_request(
-                        g, a, preset=plan.preset, seed=plan.seed, recipe=plan.recipe
-                    )
-                    copy = adapt(brief, a, template)
-                    extra = {"matrix_key": key, "run": run, **spots.variant_inputs(spot, copy)}
-                    tenant.variants.create(
-                        spot_id,
-                        spots.generation_params(request, revision, extra),
-                        geography_id=g.id,
-                        audience_id=a.id,
-                        parent_id=base.id,
-                    )
-        pending += [v for v in tenant.variants.of_run(run) if v.status in TO_MAKE]
-        for variant in pending:
-            if variant.status in (VariantStatus.PLANNED, VariantStatus.CANCELLED):
-                tenant.variants.set_status(variant.id, VariantStatus.QUEUED)
-    pending_ids = [v.id for v in pending]
-    for variant_id in pending_ids:  # the same key again returns the job already there
-        queue.enqueue(KIND, {"variant_id": variant_id}, business_id=business_id,
-                      idempotency_key=_job_key(variant_id))  # fmt: skip
+            # The copy adapted once per audience, shared by its variants in every place.
+            inputs = {
+                a.id: spots.variant_inputs(spot, adapt(brief, a, template)) for a in plan.audiences
+            }
+            cells = [
+                (
+                    spots.generation_params(
+                        background_request(g, a, preset=plan.preset, seed=plan.seed,
+                                           recipe=plan.recipe),
+                        revision,
+                        {"matrix_key": f"{run}:{spot_id}:{g.id}:{a.id}", "run": run,
+                         **inputs[a.id]},
+                    ),
+                    g.id,
+                    a.id,
+                )
+                for g in plan.geographies
+                for a in plan.audiences
+                if (spot_id, g.id, a.id) not in planned
+            ]  # fmt: skip
+            tenant.variants.create_many(spot_id, cells, parent_id=base.id)
+        tenant.variants.set_run_status(
+            run, VariantStatus.QUEUED, among=(VariantStatus.PLANNED, VariantStatus.CANCELLED)
+        )
+        pending += tenant.variants.run_ids(run, TO_MAKE)
+    jobs = {_job_key(v): {"variant_id": v} for v in pending}
+    JobQueue(ctx.db).enqueue_many(KIND, jobs, business_id=business_id)  # known keys: no new job
     return run
 
 
@@ -162,23 +175,23 @@ def cancel(ctx: AppContext, business_id: int, run: str) -> RunReport:
     """Stop a run: its variants not yet started are withdrawn (and marked cancelled); the one a
     worker is making finishes. Starting the run again makes the rest."""
     with ctx.tenant(business_id) as tenant:
-        waiting = [v.id for v in tenant.variants.of_run(run) if v.status in UNFINISHED]
-    queue = JobQueue(ctx.db)
-    withdrawn = set()
-    for job_id in queue.ids([_job_key(v) for v in waiting]):
-        if queue.cancel([job_id]):
-            withdrawn.add(int(queue.get(job_id).payload["variant_id"]))
+        waiting = tenant.variants.run_ids(run, UNFINISHED)
+    withdrawn = JobQueue(ctx.db).withdraw([_job_key(v) for v in waiting])
     with ctx.tenant(business_id) as tenant:
-        for variant_id in withdrawn:
-            tenant.variants.set_status(variant_id, VariantStatus.CANCELLED, "the run was stopped")
+        for key in withdrawn:
+            tenant.variants.set_status(
+                key.variant_id, VariantStatus.CANCELLED, "the run was stopped"
+            )
     return run_status(ctx, business_id, run)
 
 
 class FrameHandler:
     """Makes variants' frames (the `variant-frame` job), several at once: their backgrounds are
-    all asked of the engine before any is waited for, so it runs compatible ones as one batch."""
+    all asked of the engine before any is waited for, so it runs compatible ones as one batch.
+    Each frame records `worker` as its maker."""
 
-    def __init__(self, reuse: bool = True):
+    def __init__(self, worker: str, reuse: bool = True):
+        self.worker = worker
         self.reuse = reuse  # False: every background and cut-out made anew (to measure reuse)
 
     def run(self, ctx: AppContext, engine: Engine, job: Job, tallies: Tallies) -> None:
@@ -210,7 +223,7 @@ class FrameHandler:
                     frame = _composed(ctx, engine, business_id, params, scenes[job.id],
                                       tallies, self.reuse)  # fmt: skip
                     _keep_frame(ctx, business_id, int(job.payload["variant_id"]), frame,
-                                scenes[job.id])  # fmt: skip
+                                scenes[job.id], self.worker)  # fmt: skip
                     outcomes[job.id] = None
                 except Exception as exc:
                     outcomes[job.id] = exc
@@ -244,7 +257,7 @@ def work(
     ctx: AppContext,
     engine: Engine,
     business_id: int,
-    plan: MatrixPlan,
+    run: str,
     *,
     owner: str | None = None,
     lease_s: float = LEASE_S,
@@ -253,16 +266,17 @@ def work(
 ) -> RunReport:
     """Work through the run's jobs until every variant is ready or failed; report the run.
     Each job's lease is renewed while its variant is made; the jobs of a worker that died are
-    taken again once their lease expires (`lease_s`, short: LEASE_S unless a test says less)."""
+    taken again once their lease expires (`lease_s`, short: LEASE_S unless a test says less).
+    Other workers (a pool's actors, another `spotforge bulk`) may work on the same run."""
     owner = owner or owner_name("bulk")
-    handlers = {KIND: FrameHandler(reuse)}
+    handlers = {KIND: FrameHandler(owner, reuse)}
     tallies = Tallies()
-    ready_before = status_of(ctx, business_id, plan).ready
+    ready_before = run_status(ctx, business_id, run).ready
     began = time.perf_counter()
     while True:
         done = work_batch(ctx, engine, handlers, owner=owner, lease_s=lease_s, tallies=tallies,
                           batch=engine.max_batch)  # fmt: skip
-        report = status_of(ctx, business_id, plan)
+        report = run_status(ctx, business_id, run)
         if done:
             on_variant(report.ready + report.failed, report.variants)
         elif report.finished:
@@ -273,26 +287,27 @@ def work(
     report.seconds = time.perf_counter() - began
     report.backgrounds, report.cutouts = tallies.backgrounds, tallies.cutouts
     report.made = report.ready - ready_before
+    report.workers = workers_of(ctx, business_id, run)
     return report
+
+
+def workers_of(ctx: AppContext, business_id: int, run: str) -> dict[str, int]:
+    """How many of the run's frames each worker made, whichever process asks."""
+    with ctx.tenant(business_id) as tenant:
+        return tenant.variants.run_workers(run)
 
 
 def reconcile(ctx: AppContext, business_id: int, run: str) -> None:
     """Mark failed the variants whose job the queue gave up on without a worker reporting it
     (its workers kept dying), so the run can finish."""
     with ctx.tenant(business_id) as tenant:
-        waiting = {
-            _job_key(v.id): v.id for v in tenant.variants.of_run(run) if v.status in UNFINISHED
-        }
+        waiting = tenant.variants.run_ids(run, UNFINISHED)
     if not waiting:
         return
-    gave_up = JobQueue(ctx.db).failed(list(waiting))
+    gave_up = JobQueue(ctx.db).failed([_job_key(v) for v in waiting])
     with ctx.tenant(business_id) as tenant:
         for key, error in gave_up.items():
-            tenant.variants.set_status(waiting[key], VariantStatus.FAILED, error)
-
-
-def status_of(ctx: AppContext, business_id: int, plan: MatrixPlan) -> RunReport:
-    return run_status(ctx, business_id, run_key(business_id, plan))
+            tenant.variants.set_status(key.variant_id, VariantStatus.FAILED, error)
 
 
 def run_status(ctx: AppContext, business_id: int, run: str) -> RunReport:
@@ -306,8 +321,8 @@ def run_status(ctx: AppContext, business_id: int, run: str) -> RunReport:
     return RunReport(run, total, ready, failed, 0.0, Reuse(), Reuse(), cancelled=cancelled)
 
 
-def _job_key(variant_id: int) -> str:
-    return f"{KIND}:{variant_id}"
+def _job_key(variant_id: int) -> JobKey:
+    return JobKey(KIND, variant_id)
 
 
 def rerender_frame(
@@ -356,7 +371,9 @@ def _start_frame(ctx, business_id: int, variant_id: int) -> GenerationParams | N
         return GenerationParams.of(variant)
 
 
-def _keep_frame(ctx, business_id: int, variant_id: int, frame: Image.Image, made) -> None:
+def _keep_frame(
+    ctx, business_id: int, variant_id: int, frame: Image.Image, made: Background, worker: str
+) -> None:
     png = io.BytesIO()
     frame.save(png, format="PNG")
     with ctx.tenant(business_id) as tenant:
@@ -365,6 +382,6 @@ def _keep_frame(ctx, business_id: int, variant_id: int, frame: Image.Image, made
             asset = tenant.assets.add(png.getvalue(), f"variant-{variant_id}.png")
             tenant.variants.add_render(
                 variant_id, tier=RenderTier.FRAME, asset_id=asset.id,
-                timings={"background_reused": float(made.reused)},
+                timings={"background_reused": float(made.reused)}, worker=worker,
             )  # fmt: skip
         tenant.variants.set_status(variant_id, VariantStatus.READY)

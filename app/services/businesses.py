@@ -7,8 +7,7 @@ from datetime import datetime
 
 from app.services.context import AppContext
 from app.services.errors import UserError
-from storage.businesses import create_business, list_businesses
-from storage.models import Campaign
+from storage import Campaign, create_business, list_businesses
 
 
 @dataclass(frozen=True)

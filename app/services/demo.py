@@ -52,8 +52,8 @@ def run_demo(out: Path, settings: Settings, tiers: tuple[str, ...] = ("preview",
             plan = plan_matrix(
                 ctx, engine, business, [spot], geographies, audiences, preset=settings.model
             )
-            bulk.start(ctx, engine, business, plan)
-            report = bulk.work(ctx, engine, business, plan)
+            run = bulk.start(ctx, engine, business, plan)
+            report = bulk.work(ctx, engine, business, run)
             variants: list[dict[str, Any]] = []
             with ctx.tenant(business) as tenant:
                 made = [

@@ -7,7 +7,7 @@ an apology with a reference (see `app.ui.studio.friendly`).
 
 from __future__ import annotations
 
-from storage.errors import AssetTooLarge, InvalidAsset, InvalidTransition, InvalidValue, NotFound
+from storage import AssetTooLarge, InvalidAsset, InvalidTransition, InvalidValue, NotFound
 from templates.errors import BriefError
 
 
@@ -42,6 +42,6 @@ def user_errors() -> tuple[type[Exception], ...]:
     """USER_ERRORS and the engine's own that a user causes (a request it refuses, a model that
     is not installed, a full engine queue). It imports the engine, so it is for processes that
     generate."""
-    from engine.errors import InvalidRequest, ModelUnavailable, QueueFull
+    from engine import InvalidRequest, ModelUnavailable, QueueFull
 
     return (*USER_ERRORS, InvalidRequest, ModelUnavailable, QueueFull)

@@ -20,9 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from app.services.errors import UserError, user_errors
 from app.services.results_cache import Reuse
-from storage.errors import NotFound
-from storage.jobs import HEARTBEAT_S, LEASE_S, JobQueue, LeaseLost
-from storage.models import Job, JobStatus
+from storage import HEARTBEAT_S, LEASE_S, Job, JobQueue, JobStatus, LeaseLost, NotFound
 
 if TYPE_CHECKING:
     from app.services.context import AppContext
@@ -92,7 +90,12 @@ def ensure_room(ctx: AppContext, business_id: int, more: int) -> None:
 
 
 def owner_name(role: str = "worker") -> str:
-    return f"{os.uname().nodename}:{os.getpid()}:{role}:{threading.get_ident()}"
+    """A worker's name, unique among those leasing at once: its role, machine and process, and
+    its thread where it is not the process's main one. Leases and renders record it."""
+    name = f"{role}@{os.uname().nodename}:{os.getpid()}"
+    if threading.current_thread() is not threading.main_thread():
+        name += f"/{threading.get_native_id()}"
+    return name
 
 
 class Heartbeat:

@@ -15,9 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.services.errors import UserError
-from storage import Database
-from storage.models import Audience, Geography
-from storage.repos.library import install_shared
+from storage import Audience, Database, Geography, install_shared
 
 if TYPE_CHECKING:  # context.py installs the built-ins at start, so it imports this module
     from app.services.context import AppContext

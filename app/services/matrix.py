@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING
 from app.services import library
 from app.services.backgrounds import background_request, generation_key
 from app.services.errors import UserError
-from engine import Engine, with_defaults
-from engine.loading import preset_for
-from storage.errors import NotFound
+from engine import Engine, preset_for, with_defaults
+from storage import NotFound
 
 if TYPE_CHECKING:
     from app.services.context import AppContext
@@ -63,21 +62,20 @@ def plan_matrix(
     geographies = _pick(library.geographies(ctx, business_id), geography_ids, "geography")
     audiences = _pick(library.audiences(ctx, business_id), audience_ids, "audience")
     revision = engine.revision(preset)
-    keys = {
-        generation_key(
-            background_request(g, a, preset=preset, seed=seed, recipe=recipe), revision
-        ): (g, a)
+    # One request per distinct background (audiences in the same light share one), hashed once.
+    requests = dict.fromkeys(
+        background_request(g, a, preset=preset, seed=seed, recipe=recipe)
         for g in geographies
         for a in audiences
-    }
+    )
+    keys = [generation_key(request, revision) for request in requests]
     with ctx.tenant(business_id) as tenant:
         for spot_id in spot_ids:
             tenant.campaigns.spot(spot_id)
-        cached = sum(tenant.generations.get(key) is not None for key in keys)
+        cached = len(tenant.generations.existing(keys))  # a query per thousand backgrounds
         typical = tenant.generations.typical_seconds(preset_for(preset).id)
     if typical is None:
-        g, a = next(iter(keys.values()))
-        typical = _probe(engine, background_request(g, a, preset=preset, seed=seed, recipe=recipe))
+        typical = _probe(engine, next(iter(requests)))
     return MatrixPlan(
         tuple(spot_ids),
         tuple(geographies),

@@ -5,18 +5,32 @@ draft -> quoted -> approved -> rendering -> delivered (or failed, then rendering
 Approving renders each variant's final from the same stored parameters and assets as its
 preview; an order is delivered only when every final passes broadcast QC. No payment processor
 is involved: approving a quote is the purchase.
+
+Reading an order (`status`) never writes. An order is settled (rendering -> delivered or
+failed) where its work finishes: by the worker once a final is rendered or given up on
+(`settle`), by `approve` when every final it asks for was rendered already, and by
+`settle_all` for the orders whose last final finished while no worker was there to settle
+them (a server killed in between, a final the queue gave up on after its workers died).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from app.services import renders
 from app.services.errors import UserError
 from app.services.jobs import ensure_room
-from storage.jobs import JobQueue
-from storage.models import CampaignStatus, Job, JobStatus, OrderStatus, VariantStatus
+from storage import (
+    CampaignStatus,
+    Job,
+    JobKey,
+    JobQueue,
+    JobStatus,
+    OrderStatus,
+    VariantStatus,
+    rendering,
+)
 
 if TYPE_CHECKING:
     from app.services.context import AppContext
@@ -82,7 +96,9 @@ def quote(ctx: AppContext, business_id: int, variant_ids: list[int]) -> OrderVie
 
 def approve(ctx: AppContext, business_id: int, order_id: int) -> OrderView:
     """Approve the quote (the purchase) and start rendering the finals. Refused, with the order
-    left quoted, when the queue has no room for them."""
+    left quoted, when the queue has no room for them. A final rendered already (the variant
+    was bought before) is not rendered again: when all of them were, the order is delivered
+    (or failed) at once."""
     with ctx.tenant(business_id) as tenant:
         count = len(tenant.orders.get(order_id).variants)
     ensure_room(ctx, business_id, count)
@@ -96,14 +112,13 @@ def approve(ctx: AppContext, business_id: int, order_id: int) -> OrderView:
         variant_ids = [v.id for v in order.variants]
     for variant_id in variant_ids:
         renders.enqueue(ctx, business_id, variant_id, "final")
-    return status(ctx, business_id, order_id)
+    return settle_order(ctx, business_id, order_id)
 
 
 def retry(ctx: AppContext, business_id: int, order_id: int) -> OrderView:
     """A failed order rendered again: each final that failed or missed QC, anew."""
-    failed = [
-        d.variant_id for d in status(ctx, business_id, order_id).deliveries if not d.qc_passed
-    ]
+    order = settle_order(ctx, business_id, order_id)  # its last final may have just failed
+    failed = [d.variant_id for d in order.deliveries if not d.qc_passed]
     ensure_room(ctx, business_id, len(failed))
     with ctx.tenant(business_id) as tenant:
         tenant.orders.transition(order_id, OrderStatus.RENDERING)
@@ -113,39 +128,62 @@ def retry(ctx: AppContext, business_id: int, order_id: int) -> OrderView:
 
 
 def cancel(ctx: AppContext, business_id: int, order_id: int) -> OrderView:
+    settle_order(ctx, business_id, order_id)  # a failed order may be cancelled
     with ctx.tenant(business_id) as tenant:
         tenant.orders.transition(order_id, OrderStatus.CANCELLED)
     return status(ctx, business_id, order_id)
 
 
 def status(ctx: AppContext, business_id: int, order_id: int) -> OrderView:
-    """The order, settled first: a rendering order whose finals are all done becomes delivered
-    (every final passed QC) or failed (a final failed QC or could not be rendered)."""
+    """The order as it stands, with where each final is. A read: it changes nothing, so an
+    order whose finals are all done reads "rendering" until it is settled (`settle`)."""
     with ctx.tenant(business_id) as tenant:
         order = tenant.orders.get(order_id)
-        variant_ids = [v.id for v in order.variants]
-    deliveries = tuple(_delivery(ctx, business_id, v) for v in variant_ids)
-    with ctx.tenant(business_id) as tenant:
-        order = tenant.orders.get(order_id)
-        if order.status is OrderStatus.RENDERING and all(
-            d.qc_passed is not None or d.error for d in deliveries
-        ):
-            passed = all(d.qc_passed for d in deliveries)
-            target = OrderStatus.DELIVERED if passed else OrderStatus.FAILED
-            order = tenant.orders.transition(order_id, target)
-        return _view(order, deliveries)
+        view = _view(order)
+    deliveries = tuple(_delivery(ctx, business_id, v) for v in view.variant_ids)
+    return replace(view, deliveries=deliveries)
 
 
 def settle(ctx: AppContext, business_id: int, variant_id: int) -> None:
-    """Settle the rendering orders this variant is in (its final just finished)."""
+    """Settle the rendering orders this variant is in (its final just finished or was given
+    up on)."""
     with ctx.tenant(business_id) as tenant:
-        rendering = [
-            o.id
-            for o in tenant.orders.list()
-            if o.status is OrderStatus.RENDERING and variant_id in {v.id for v in o.variants}
-        ]
-    for order_id in rendering:
-        status(ctx, business_id, order_id)
+        order_ids = tenant.orders.rendering_with(variant_id)
+    for order_id in order_ids:
+        settle_order(ctx, business_id, order_id)
+
+
+def settle_order(ctx: AppContext, business_id: int, order_id: int) -> OrderView:
+    """A rendering order whose finals are all done becomes delivered (every final passed QC)
+    or failed (a final failed QC or could not be rendered); any other order is left as it is.
+    Settling twice changes nothing more."""
+    seen = status(ctx, business_id, order_id)
+    if seen.status != OrderStatus.RENDERING or not _all_done(seen.deliveries):
+        return seen
+    passed = all(d.qc_passed for d in seen.deliveries)
+    with ctx.tenant(business_id) as tenant:
+        order = tenant.orders.get(order_id)
+        if order.status is OrderStatus.RENDERING:  # not settled meanwhile by another worker
+            tenant.orders.transition(
+                order_id, OrderStatus.DELIVERED if passed else OrderStatus.FAILED
+            )
+        return replace(_view(order), deliveries=seen.deliveries)
+
+
+def settle_all(ctx: AppContext) -> int:
+    """Settle every business's rendering orders whose finals are all done; how many were. For a
+    worker to run when it starts (and now and then), so an order never stays rendering because
+    no worker was there when its last final finished."""
+    with ctx.db.session() as session:
+        waiting = rendering(session)
+    settled = 0
+    for business_id, order_id in waiting:
+        settled += settle_order(ctx, business_id, order_id).status != OrderStatus.RENDERING
+    return settled
+
+
+def _all_done(deliveries: tuple[Delivery, ...]) -> bool:
+    return all(d.qc_passed is not None or d.error for d in deliveries)
 
 
 def _delivery(ctx: AppContext, business_id: int, variant_id: int) -> Delivery:
@@ -159,7 +197,7 @@ def _delivery(ctx: AppContext, business_id: int, variant_id: int) -> Delivery:
 
 
 def _final_job(ctx: AppContext, variant_id: int) -> Job | None:
-    return JobQueue(ctx.db).latest(f"{renders.KIND}:{variant_id}:final")
+    return JobQueue(ctx.db).latest(JobKey(renders.KIND, variant_id, "final"))
 
 
 def _view(order, deliveries: tuple[Delivery, ...] = ()) -> OrderView:

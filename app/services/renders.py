@@ -22,9 +22,7 @@ from app.services.errors import Busy, UserError
 from app.services.jobs import Tallies, ensure_room
 from app.services.spots import resolved_brief, scene_backdrops
 from engine import Engine
-from storage.jobs import JobQueue
-from storage.models import Job, RenderTier, VariantStatus
-from storage.repos.variants import GenerationParams
+from storage import GenerationParams, Job, JobKey, JobQueue, RenderTier, VariantStatus
 from templates.export import TIERS, frames_at
 from templates.export import render as render_spot
 from templates.motion import Still
@@ -52,7 +50,13 @@ class RenderView:
 
 
 def render_variant(
-    ctx: AppContext, engine: Engine, business_id: int, variant_id: int, tier: str
+    ctx: AppContext,
+    engine: Engine,
+    business_id: int,
+    variant_id: int,
+    tier: str,
+    *,
+    worker: str | None = None,
 ) -> RenderView:
     if tier not in TIERS:
         raise UserError(f"unknown tier {tier!r}; one of: {', '.join(TIERS)}")
@@ -86,6 +90,7 @@ def render_variant(
                 asset_id=asset.id,
                 qc_report=report,
                 timings=result.timings,
+                worker=worker,
             )
             path = tenant.assets.path(asset.id)
     return RenderView(variant_id, render.id, tier, asset.id, path, result.report.passed, report)
@@ -100,9 +105,9 @@ def enqueue(
         raise UserError(f"unknown tier {tier!r}; one of: {', '.join(TIERS)}")
     with ctx.tenant(business_id) as tenant:
         tenant.variants.get(variant_id)  # another business's variant is not found
-        key = f"{KIND}:{variant_id}:{tier}"
-        if again:
-            key += f":{len(tenant.variants.renders(variant_id))}"
+        key = JobKey(
+            KIND, variant_id, tier, len(tenant.variants.renders(variant_id)) if again else 0
+        )
     queue = JobQueue(ctx.db)
     if not queue.ids([key]):
         ensure_room(ctx, business_id, 1)
@@ -112,7 +117,7 @@ def enqueue(
         {"variant_id": variant_id, "tier": tier},
         priority=PRIORITY[tier],
         business_id=business_id,
-        idempotency_key=key,
+        key=key,
     )
 
 
@@ -149,10 +154,14 @@ def latest(ctx: AppContext, business_id: int, variant_id: int, tier: str) -> Ren
 
 
 class RenderHandler:
-    """Renders a variant as a spot (the `variant-render` job)."""
+    """Renders a variant as a spot (the `variant-render` job), recording `worker` as its maker."""
+
+    def __init__(self, worker: str):
+        self.worker = worker
 
     def run(self, ctx: AppContext, engine: Engine, job: Job, tallies: Tallies) -> None:
-        render_variant(ctx, engine, job.business_id, job.payload["variant_id"], job.payload["tier"])
+        variant_id, tier = job.payload["variant_id"], job.payload["tier"]
+        render_variant(ctx, engine, job.business_id, variant_id, tier, worker=self.worker)
 
     def failed(self, ctx: AppContext, job: Job, error: str, final: bool) -> None:
         """Nothing beyond the job's own error, which is what the page shows."""

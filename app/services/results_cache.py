@@ -26,6 +26,9 @@ class Reuse:
     def to_dict(self) -> dict[str, float]:
         return {"asked": self.asked, "reused": self.reused, "ratio": round(self.reuse_ratio, 3)}
 
+    def __add__(self, other: Reuse) -> Reuse:  # what several workers reused in all
+        return Reuse(self.asked + other.asked, self.reused + other.reused)
+
 
 @dataclass(frozen=True)
 class Stored:

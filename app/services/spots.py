@@ -14,12 +14,8 @@ from pydantic import ValidationError
 from app.services.backgrounds import background, setting_request, stored_request
 from app.services.errors import UserError
 from app.services.text_rules import clean_all
-from engine import with_defaults
-from engine.loading import preset_for
-from engine.version import ENGINE_VERSION
-from storage.errors import NotFound
-from storage.models import Business, Spot
-from storage.repos.variants import GenerationParams
+from engine import ENGINE_VERSION, preset_for, with_defaults
+from storage import Business, GenerationParams, NotFound, Spot
 from templates.export import scene_stills
 from templates.motion import Still
 from templates.spec import all_templates, load_template

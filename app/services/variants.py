@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.services import library
-from storage.models import Variant
+from storage import Variant
 
 if TYPE_CHECKING:
     from app.services.context import AppContext
@@ -44,19 +44,22 @@ def cards(
     limit: int | None = None,
 ) -> list[VariantCard]:
     """The spot's variants, oldest first, optionally only one place's or audience's (by name)
-    and only the newest `limit`; a few queries whatever the number of variants."""
+    and only the newest `limit`; a few queries, each bounded by `limit`, however many variants
+    the spot has."""
     names = _names(ctx, business_id)
     geographies, audiences = ({v: k for k, v in n.items()} for n in names)
+    if (geography is not None and geography not in geographies) or (
+        audience is not None and audience not in audiences
+    ):
+        return []  # a place or audience this business does not have has no variants
     with ctx.tenant(business_id) as tenant:
-        chosen = [
-            v
-            for v in tenant.variants.list(spot_id)
-            if (geography is None or v.geography_id == geographies.get(geography))
-            and (audience is None or v.audience_id == audiences.get(audience))
-            and not (personalized_only and v.geography_id is None)
-        ]
-        if limit is not None:
-            chosen = chosen[-limit:]  # the newest
+        chosen = tenant.variants.newest(
+            spot_id,
+            limit=limit,
+            geography_id=geographies.get(geography),
+            audience_id=audiences.get(audience),
+            personalized_only=personalized_only,
+        )
         frames = tenant.variants.frames([v.id for v in chosen])
         return [_card(tenant, v, names, frames.get(v.id)) for v in chosen]
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import TYPE_CHECKING
 
 from app.services import bulk, orders, renders
 from app.services.jobs import Tallies, owner_name, work_batch
-from storage.models import Job
+from storage import Job
 
 if TYPE_CHECKING:
     from app.services.context import AppContext
@@ -19,13 +20,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+SETTLE_ALL_S = 60.0  # how often a worker looks for orders nobody settled
+
 
 class Worker:
     """A thread in the app process that works through the job queue while the app serves."""
 
-    def __init__(self, ctx: AppContext, engine: Engine, *, idle_s: float = 0.25):
-        self._ctx, self._engine = ctx, engine
-        self._handlers = {bulk.KIND: bulk.FrameHandler(), renders.KIND: renders.RenderHandler()}
+    def __init__(self, ctx: AppContext, engine: Engine, *, role: str = "app", idle_s: float = 0.25):
+        self._ctx, self._engine, self._role = ctx, engine, role
         self._idle_s = idle_s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="spotforge-worker", daemon=True)
@@ -41,11 +43,16 @@ class Worker:
         self._thread.join(timeout)
 
     def _loop(self) -> None:
-        owner = owner_name("app")
+        owner = owner_name(self._role)
+        handlers = {bulk.KIND: bulk.FrameHandler(owner), renders.KIND: renders.RenderHandler(owner)}
+        next_sweep = 0.0
         while not self._stop.is_set():
+            if time.monotonic() >= next_sweep:
+                self._settle_all()
+                next_sweep = time.monotonic() + SETTLE_ALL_S
             try:
                 done = work_batch(
-                    self._ctx, self._engine, self._handlers, owner=owner,
+                    self._ctx, self._engine, handlers, owner=owner,
                     tallies=self.tallies, batch=self._engine.max_batch,
                 )  # fmt: skip
             except Exception:  # the database went away for a moment: try again shortly
@@ -60,5 +67,13 @@ class Worker:
     def _settle(self, job: Job) -> None:
         try:
             orders.settle(self._ctx, job.business_id, int(job.payload["variant_id"]))
-        except Exception:  # settling again when the page asks is enough
+        except Exception:  # the next sweep of every order settles it
             log.exception("could not settle the orders of variant %s", job.payload["variant_id"])
+
+    def _settle_all(self) -> None:
+        """Orders whose last final finished with no worker there to settle them (a server
+        killed in between, finals the queue gave up on)."""
+        try:
+            orders.settle_all(self._ctx)
+        except Exception:  # the next sweep tries again
+            log.exception("could not settle the waiting orders")

@@ -91,7 +91,7 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
     os.environ["GRADIO_TEMP_DIR"] = str(ctx.responses.root)
     ctx.responses.reset()
     engine = open_engine(ctx.settings)
-    background = Worker(ctx, engine) if worker else None
+    background = _worker(ctx, engine) if worker else None
 
     def sweep() -> None:
         ctx.responses.sweep(accounts.live_sessions(ctx))
@@ -108,13 +108,13 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
     async def lifespan(_: FastAPI):
         sweeper = asyncio.create_task(sweeping())
         if background is not None:
-            background.start()
+            background.start()  # here, on the main thread: a pool keeps the signal handlers
         yield
         sweeper.cancel()
         with suppress(asyncio.CancelledError):
             await sweeper
         if background is not None:
-            background.stop(timeout=30)
+            await run_in_threadpool(background.stop, 30)
         engine.close()
 
     app = FastAPI(lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
@@ -363,7 +363,17 @@ def _signed_in(token: str, request: Request) -> Response:
     return response
 
 
-def serve(ctx: AppContext) -> None:
+def _worker(ctx: AppContext, engine):
+    """A worker thread here, or with SPOTFORGE_WORKERS a pool of engine processes on Ray."""
+    if not ctx.settings.workers:
+        return Worker(ctx, engine)
+    from app.services.pool import WorkerPool  # Ray loads only when asked for
+
+    return WorkerPool(ctx.settings, ctx.settings.workers, serve=True)
+
+
+def serve(ctx: AppContext, *, worker: bool = True) -> None:
     import uvicorn
 
-    uvicorn.run(create_app(ctx), host=ctx.settings.host, port=ctx.settings.port, log_level="info")
+    app = create_app(ctx, worker=worker)
+    uvicorn.run(app, host=ctx.settings.host, port=ctx.settings.port, log_level="info")

@@ -2,20 +2,24 @@
 
 Every handler takes the ids it acts on as plain inputs (a spot, a run, an order), so the same
 function is a button in the page and a named endpoint for gradio_client. Long work (renders,
-variant runs, finals) is queued for the app's worker; the handler streams where it stands:
-the queue position, progress, an estimate, and results as they arrive.
+variant runs, finals) is queued for the app's worker, and no handler waits for it: the one that
+starts it returns at once, with what to follow: the job, run or order, when it began and what
+was last shown, as a small dict ("live" until the work is done). Each read of where the work
+stands (the queue position, progress, an estimate, results as they arrive) is then a short call
+of its own, given that dict and answering it updated: the page's timer makes one every second or
+so, a script calls preview_progress, variants_progress or order_progress. The dict is only ids
+and times the caller holds; every read is answered for the signed-in business alone.
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
 import json
 import logging
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,11 +44,31 @@ from app.ui.session import token_of
 from app.ui.text import md, plain
 
 log = logging.getLogger(__name__)
-POLL_S = 0.5
 CANDIDATES = 3  # backgrounds shown at a time
 GALLERY_MAX = 120  # variant frames shown at once (filter by place or audience for others)
 UNEXPECTED = "Something went wrong on our side (reference {ref}). Please try again."
 WATCH_S = 3600  # a page follows long work this long, then leaves it to finish unwatched
+RECONCILE_S = 30.0  # a followed run's jobs the queue gave up on are looked for this often
+# What each kind of follow holds, and the start that hands it out.
+FOLLOWS: dict[str, tuple[str, dict[str, type | tuple[type, ...]]]] = {
+    "preview": (
+        "render_preview",
+        {"job": int, "variant": int, "spot": int, "began": float, "typical": float},
+    ),
+    "variants": (
+        "make_variants",
+        {
+            "run": str,
+            "spot": int,
+            "began": float,
+            "first": int,
+            "estimate": float,
+            "shown": (int, type(None)),  # the ready variants the gallery last sent showed
+            "reconciled": float,
+        },
+    ),
+    "order": ("approve", {"order": int, "began": float, "typical": float}),
+}
 STILL_WORKING = (
     "Still working on it after an hour. It goes on without this page: come back later "
     "(Library, or Check order)."
@@ -61,19 +85,6 @@ def friendly(fn: Callable) -> Callable:
         ref = secrets.token_hex(4)
         log.exception("reference %s: %s failed", ref, fn.__name__)
         return gr.Error(UNEXPECTED.format(ref=ref))
-
-    if inspect.isgeneratorfunction(fn):
-
-        @functools.wraps(fn)
-        def stream(*args, **kwargs):
-            try:
-                yield from fn(*args, **kwargs)
-            except gr.Error:
-                raise
-            except Exception as exc:
-                raise translate(exc) from None
-
-        return stream
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
@@ -325,9 +336,10 @@ class Studio:
     # Preview -------------------------------------------------------------------------------
 
     @friendly
-    def render_preview(self, spot_id: int | None, request: gr.Request) -> Iterator[tuple]:
-        """Render the spot as briefed, small and watermarked; streams progress, then the video
-        and its scene thumbnails."""
+    def render_preview(self, spot_id: int | None, request: gr.Request) -> tuple:
+        """Start rendering the spot as briefed, small and watermarked, and return at once: where
+        it stands, the video and its scene thumbnails if it is made already, and the job (to
+        cancel it). Follow it with preview_progress, in the same session."""
         who = self.who(request)
         business = who.business_id
         spot_id = _id(spot_id, "spot")
@@ -340,12 +352,46 @@ class Studio:
             recipe="balanced",
         )
         job = renders.enqueue(self.ctx, business, base, "preview")
-        typical = renders.typical_seconds(self.ctx, business, "preview")
-        began = time.monotonic()
-        for p in self._follow(business, job):
-            yield _job_status(p, time.monotonic() - began, typical, "preview"), None, None, job
-        done = renders.latest(self.ctx, business, base, "preview")
-        assert done is not None  # _follow raised unless the job finished
+        follow = _started(
+            "preview",
+            job=job,
+            variant=base,
+            spot=spot_id,
+            typical=renders.typical_seconds(self.ctx, business, "preview"),
+        )
+        status, video, thumbnails, follow = self._preview(who, follow)
+        return status, video, thumbnails, job, follow
+
+    @friendly
+    def preview_progress(self, follow: dict | None, request: gr.Request) -> tuple:
+        """Where a preview stands (one short read), given what render_preview returned to follow
+        it; once it is made, the video and its scene thumbnails. Returns what to follow next."""
+        who = self.who(request)
+        return self._preview(who, _follow(follow, "preview"))
+
+    @friendly
+    def preview_tick(self, follow: dict | None, request: gr.Request) -> tuple:
+        """The page's timer: preview_progress, and the timer stopped once the preview is made."""
+        if not _live(follow):
+            return (*(gr.skip(),) * 4, stopped())
+        shown = self.preview_progress(follow, request)
+        return *shown, _timer(shown[-1])
+
+    def _preview(self, who: accounts.Account, follow: dict) -> tuple:
+        business = who.business_id
+        p = jobs.progress(self.ctx, business, follow["job"])
+        if p.state == "failed":
+            raise gr.Error(plain(f"The render failed: {p.error}"))
+        if p.state == "cancelled":
+            raise gr.Error("Cancelled.")
+        if p.state != "done":
+            elapsed = _elapsed(follow)
+            if elapsed > WATCH_S:
+                raise gr.Error(STILL_WORKING)
+            return _job_status(p, elapsed, follow["typical"], "preview"), None, None, follow
+        done = renders.latest(self.ctx, business, follow["variant"], "preview")
+        if done is None:  # a render job is done once its render is stored
+            raise RuntimeError(f"preview job {p.job_id} is done but no render was stored")
         thumbnails = [
             (self._out(who, picture, f"preview-scene-{i + 1}"), caption)
             for i, (picture, caption) in enumerate(
@@ -354,8 +400,8 @@ class Studio:
         ]
         verdict = "passes" if done.qc_passed else "fails"
         status = f"Preview ready ({verdict} preview QC). Watch it, then personalize it."
-        video = self._out(who, done.path, f"spotforge-spot{spot_id}-preview.mp4")
-        yield status, video, thumbnails, job
+        video = self._out(who, done.path, f"spotforge-spot{follow['spot']}-preview.mp4")
+        return status, video, thumbnails, {**follow, "live": False}
 
     @friendly
     def cancel_job(self, job_id: int | None, request: gr.Request) -> str:
@@ -366,21 +412,6 @@ class Studio:
             "cancelled": "Cancelled.",
             "running": "It had already started: it will finish, and you can ignore it.",
         }.get(p.state, f"Nothing to cancel: it is {p.state}.")
-
-    def _follow(self, business: int, job_id: int) -> Iterator[jobs.Progress]:
-        deadline = time.monotonic() + WATCH_S
-        while True:
-            if time.monotonic() > deadline:
-                raise gr.Error(STILL_WORKING)
-            p = jobs.progress(self.ctx, business, job_id)
-            if p.state == "done":
-                return
-            if p.state == "failed":
-                raise gr.Error(plain(f"The render failed: {p.error}"))
-            if p.state == "cancelled":
-                raise gr.Error("Cancelled.")
-            yield p
-            time.sleep(POLL_S)
 
     # Personalize ---------------------------------------------------------------------------
 
@@ -435,9 +466,10 @@ class Studio:
         geographies: list[str] | None,
         audiences: list[str] | None,
         request: gr.Request,
-    ) -> Iterator[tuple]:
-        """Start making every variant; streams progress and the frames as they finish. Returns
-        the run's key (to cancel it) last."""
+    ) -> tuple:
+        """Start making every variant and return at once: where the run stands, the frames
+        made so far, and the run's key (to stop it). Follow it with variants_progress, in the
+        same session."""
         who = self.who(request)
         business = who.business_id
         spot_id = _id(spot_id, "spot")
@@ -445,32 +477,77 @@ class Studio:
             raise gr.Error("Choose at least one place and one audience.")
         plan = self._plan(business, spot_id, geographies, audiences)
         run = bulk.start(self.ctx, self.engine, business, plan)
-        began, first = time.monotonic(), bulk.run_status(self.ctx, business, run)
-        polls = 0
-        while True:
-            if time.monotonic() - began > WATCH_S:
-                yield STILL_WORKING, self._gallery(who, spot_id), run
-                return
-            polls += 1
-            if polls % 30 == 0:
-                bulk.reconcile(self.ctx, business, run)
-            report = bulk.run_status(self.ctx, business, run)
+        first = bulk.run_status(self.ctx, business, run)
+        follow = _started(
+            "variants",
+            run=run,
+            spot=spot_id,
+            first=first.ready + first.failed,
+            estimate=float(plan.estimated_s),
+            shown=None,
+            reconciled=time.time(),
+        )
+        status, gallery, follow = self._variants(who, follow, first)
+        return status, gallery, run, follow
+
+    @friendly
+    def variants_progress(self, follow: dict | None, request: gr.Request) -> tuple:
+        """Where a run stands (one short read), given what make_variants returned to follow it,
+        and its frames when more are ready than when last asked (else the gallery is left as it
+        is); all of them once it is done. Returns what to follow next."""
+        who = self.who(request)
+        return self._variants(who, _follow(follow, "variants"))
+
+    @friendly
+    def variants_tick(self, follow: dict | None, request: gr.Request) -> tuple:
+        """The page's timer: variants_progress; once the run is done, the variants to compare
+        and buy, and the timer stopped."""
+        if not _live(follow):
+            return (*(gr.skip(),) * 6, stopped())
+        status, gallery, follow = self.variants_progress(follow, request)
+        if follow["live"]:
+            return status, gallery, follow, *(gr.skip(),) * 3, gr.skip()
+        return status, gallery, follow, *self.variant_choices(follow["spot"], request), stopped()
+
+    @friendly
+    def variants_started(self, follow: dict | None, request: gr.Request) -> tuple:
+        """After make_variants, in the page: the timer started, or the variants to compare and
+        buy if the run had nothing left to make."""
+        if not follow:
+            return (gr.skip(),) * 4
+        follow = _follow(follow, "variants")
+        if follow["live"]:
+            return (*(gr.skip(),) * 3, gr.Timer(active=True))
+        return (*self.variant_choices(follow["spot"], request), gr.skip())
+
+    def _variants(
+        self, who: accounts.Account, follow: dict, report: bulk.RunReport | None = None
+    ) -> tuple:
+        business, spot_id = who.business_id, follow["spot"]
+        now, elapsed = time.time(), _elapsed(follow)
+        if report is None:
+            if now - follow["reconciled"] > RECONCILE_S:
+                bulk.reconcile(self.ctx, business, follow["run"])
+                follow = {**follow, "reconciled": now}
+            report = bulk.run_status(self.ctx, business, follow["run"])
+        if report.finished:
+            done = {**follow, "live": False, "shown": report.ready}
+            return _run_summary(report), self._gallery(who, spot_id), done
+        if elapsed > WATCH_S:
+            return STILL_WORKING, self._gallery(who, spot_id), {**follow, "live": False}
+        gallery = gr.skip()
+        if report.ready != follow["shown"]:  # a 120-card gallery only when it changed
             gallery = self._gallery(who, spot_id)
-            made = report.ready + report.failed - first.ready - first.failed
-            left = report.variants - report.ready - report.failed - report.cancelled
-            elapsed = time.monotonic() - began
-            if report.finished:
-                yield _run_summary(report), gallery, run
-                return
-            eta = elapsed / made * left if made else plan.estimated_s
-            yield (
-                f"Making variants: {report.ready} of {report.variants} ready"
-                f"{f', {report.failed} failed' if report.failed else ''}; about {_duration(eta)} "
-                "left. You can leave this page: the work goes on.",
-                gallery,
-                run,
-            )
-            time.sleep(POLL_S * 2)
+            follow = {**follow, "shown": report.ready}
+        made = report.ready + report.failed - follow["first"]
+        left = report.variants - report.ready - report.failed - report.cancelled
+        eta = elapsed / made * left if made else follow["estimate"]
+        status = (
+            f"Making variants: {report.ready} of {report.variants} ready"
+            f"{f', {report.failed} failed' if report.failed else ''}; about {_duration(eta)} "
+            "left. You can leave this page: the work goes on."
+        )
+        return status, gallery, follow
 
     @friendly
     def cancel_variants(self, run: str | None, request: gr.Request) -> str:
@@ -552,18 +629,22 @@ class Studio:
         return order.id, _order_text(order)
 
     @friendly
-    def approve(self, order_id: int | None, request: gr.Request) -> Iterator[tuple]:
-        """Approve the quote (the purchase) and render the broadcast finals; streams progress,
-        then the files and their QC reports."""
+    def approve(self, order_id: int | None, request: gr.Request) -> tuple:
+        """Approve the quote (the purchase) and start rendering the broadcast finals; returns at
+        once where the order stands, with the files and their QC reports if it is delivered
+        already (else see order_status)."""
         who = self.who(request)
-        order = orders.approve(self.ctx, who.business_id, _id(order_id, "order"))
-        yield from self._watch(who, order)
+        return self._follow_order(
+            who, orders.approve(self.ctx, who.business_id, _id(order_id, "order"))
+        )
 
     @friendly
-    def retry_order(self, order_id: int | None, request: gr.Request) -> Iterator[tuple]:
+    def retry_order(self, order_id: int | None, request: gr.Request) -> tuple:
         """Render again the finals of a failed order that failed or missed QC."""
         who = self.who(request)
-        yield from self._watch(who, orders.retry(self.ctx, who.business_id, _id(order_id, "order")))
+        return self._follow_order(
+            who, orders.retry(self.ctx, who.business_id, _id(order_id, "order"))
+        )
 
     @friendly
     def cancel_order(self, order_id: int | None, request: gr.Request) -> tuple:
@@ -573,25 +654,44 @@ class Studio:
             who, orders.cancel(self.ctx, who.business_id, _id(order_id, "order"))
         )
 
-    def _watch(self, who: accounts.Account, order: orders.OrderView) -> Iterator[tuple]:
-        business = who.business_id
-        typical = renders.typical_seconds(self.ctx, business, "final") * len(order.variant_ids)
-        began = time.monotonic()
-        while order.status == "rendering":
-            if time.monotonic() - began > WATCH_S:
-                yield STILL_WORKING, None, ""
-                return
-            done = sum(d.qc_passed is not None for d in order.deliveries)
-            left = max(typical - (time.monotonic() - began), 0)
-            yield (
-                f"Rendering broadcast finals: {done} of {len(order.variant_ids)} done, about "
-                f"{_duration(left)} left. You can leave this page; Check order shows them.",
-                None,
-                "",
-            )
-            time.sleep(POLL_S * 2)
-            order = orders.status(self.ctx, business, order.id)
-        yield self._delivered(who, order)
+    @friendly
+    def order_progress(self, follow: dict | None, request: gr.Request) -> tuple:
+        """Where an order being rendered stands (one read), given what approve or retry_order
+        returned to follow it; its files once it is delivered (or failed). Returns what to
+        follow next."""
+        who = self.who(request)
+        follow = _follow(follow, "order")
+        order = orders.status(self.ctx, who.business_id, follow["order"])
+        return self._order(who, order, follow)
+
+    @friendly
+    def order_tick(self, follow: dict | None, request: gr.Request) -> tuple:
+        """The page's timer: order_progress, and the timer stopped once the order is settled."""
+        if not _live(follow):
+            return (*(gr.skip(),) * 4, stopped())
+        shown = self.order_progress(follow, request)
+        return *shown, _timer(shown[-1])
+
+    def _follow_order(self, who: accounts.Account, order: orders.OrderView) -> tuple:
+        typical = renders.typical_seconds(self.ctx, who.business_id, "final")
+        follow = _started("order", order=order.id, typical=typical * len(order.variant_ids))
+        return self._order(who, order, follow)
+
+    def _order(self, who: accounts.Account, order: orders.OrderView, follow: dict) -> tuple:
+        if order.status != "rendering":
+            return (*self._delivered(who, order), {**follow, "live": False})
+        elapsed = _elapsed(follow)
+        if elapsed > WATCH_S:
+            return STILL_WORKING, None, "", {**follow, "live": False}
+        done = sum(d.qc_passed is not None for d in order.deliveries)
+        left = max(follow["typical"] - elapsed, 0)
+        return (
+            f"Rendering broadcast finals: {done} of {len(order.variant_ids)} done, about "
+            f"{_duration(left)} left. You can leave this page; Check order shows them.",
+            None,
+            "",
+            follow,
+        )
 
     @friendly
     def order_status(self, order_id: int | None, request: gr.Request) -> tuple:
@@ -665,6 +765,60 @@ class Studio:
         job = renders.enqueue(self.ctx, business, _id(variant_id, "variant"), "preview", again=True)
         p = jobs.progress(self.ctx, business, job)
         return f"Re-render queued (job {job}, {p.position} ahead of it)."
+
+
+def following(follow: dict | None):
+    """A page's timer after a handler started work: running while there is something to
+    follow."""
+    return gr.Timer(active=True) if _live(follow) else gr.skip()
+
+
+def stopped():
+    """A page's timer stopped (the user stopped following, or a read failed)."""
+    return gr.Timer(active=False)
+
+
+def _timer(follow: dict):
+    """A page's timer after a read: left running while there is more to follow, else stopped."""
+    return gr.skip() if follow["live"] else stopped()
+
+
+def _started(kind: str, **fields) -> dict:
+    """What to follow of work that starts now."""
+    return {"kind": kind, **fields, "began": time.time(), "live": True}
+
+
+def _live(follow: object) -> bool:
+    return isinstance(follow, dict) and follow.get("live") is True
+
+
+def _follow(follow: object, kind: str) -> dict:
+    """What a caller follows, as its start handed it out (the ids in it are checked again by
+    every read); anything else is refused with a sentence."""
+    start, fields = FOLLOWS[kind]
+    expected = {"kind": str, **fields, "live": bool}
+    if (
+        not isinstance(follow, dict)
+        or set(follow) != set(expected)
+        or follow["kind"] != kind
+        or not all(_is(follow[k], t) for k, t in expected.items())
+    ):
+        raise gr.Error(f"Nothing to follow: pass what {start} returned, as it returned it.")
+    for what in ("job", "variant", "spot", "order"):
+        if what in follow:
+            _id(follow[what], what)
+    return follow
+
+
+def _is(value: object, kind: type | tuple[type, ...]) -> bool:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if float in kinds:
+        kinds = (*kinds, int)
+    return any(isinstance(value, k) and (k is bool or not isinstance(value, bool)) for k in kinds)
+
+
+def _elapsed(follow: dict) -> float:
+    return max(time.time() - follow["began"], 0.0)
 
 
 def _id(value: int | float | str | None, what: str) -> int:

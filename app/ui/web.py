@@ -10,14 +10,19 @@ import gradio as gr
 
 from app.services import AppContext
 from app.services.text_rules import limit
-from app.ui.studio import Studio
+from app.ui.studio import Studio, following, stopped
 
 DEFAULT_SETTING = "street with buildings during the day"  # a scene the offline model knows
-# Handlers that follow queued work (renders, runs) mostly wait: more may follow at once than
-# compute, and the job queue answers "busy" before they pile up (`renders.enqueue`). Beyond
-# QUEUE_MAX waiting events, Gradio answers "queue full" at once rather than keep anyone waiting.
-WORKERS, FOLLOWERS, QUEUE_MAX = 8, 32, 64
-FOLLOW = {"concurrency_id": "follow", "concurrency_limit": FOLLOWERS}
+# No handler waits for queued work (renders, runs, finals): one starts it and returns, and the
+# page's timer asks where it stands every TICK_S seconds, one short read at a time. The reads
+# have slots of their own, so progress keeps coming while long handlers (storyboards,
+# backgrounds) fill WORKERS, and those never wait behind reads; a timer sends no tick while its
+# last one is pending (Gradio's trigger_mode "once"). Beyond QUEUE_MAX waiting events, Gradio
+# answers "queue full" at once rather than keep anyone waiting.
+WORKERS, READERS, QUEUE_MAX = 8, 8, 64
+TICK_S = 1.0
+READ = {"concurrency_id": "read", "concurrency_limit": READERS}
+TICK = {**READ, "show_progress": "hidden", "api_name": False}
 CSS = """
 /* width 100%: a flex item with auto margins would otherwise grow to its content's width */
 .gradio-container { width: 100%; max-width: 1100px !important; margin: auto; }
@@ -160,6 +165,8 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                 video = gr.Video(label="Preview (watermarked)", elem_id="preview-video")
                 frames = gr.Gallery(object_fit="contain", label="Scenes", columns=4, height="auto")
                 preview_job = gr.Number(visible=False, precision=0)
+                preview_follow = gr.JSON(visible=False, label="Follow")  # the job followed
+                preview_timer = gr.Timer(TICK_S, active=False)
 
             with gr.Tab("4 · Personalize", id="personalize"):
                 places = gr.CheckboxGroup(
@@ -188,6 +195,8 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                     height="auto",
                     elem_id="variants",
                 )
+                variants_follow = gr.JSON(visible=False, label="Follow")  # the run followed
+                variants_timer = gr.Timer(TICK_S, active=False)
 
             with gr.Tab("5 · Compare", id="compare"):
                 with gr.Row():
@@ -219,6 +228,8 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                     withdraw = gr.Button("Cancel order")
                 downloads = gr.Markdown(elem_id="downloads")
                 delivered = gr.File(label="Broadcast files and QC reports", file_count="multiple")
+                order_follow = gr.JSON(visible=False, label="Follow")  # the order followed
+                order_timer = gr.Timer(TICK_S, active=False)
 
             with gr.Tab("Library", id="library"):
                 refresh = gr.Button("Refresh")
@@ -309,20 +320,42 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             api_name="choose_background",
         )
 
+        # Long work: a click starts it and returns what to follow; the page's timer reads where
+        # it stands until it is done, and a read that fails (the render failed, the session
+        # ended) stops the timer. A script calls the same start, then the `*_progress` read
+        # with what it returned. (What is followed is held by the page, not in a gr.State: a
+        # State would keep a connection open from every page, which the server waits for when
+        # it stops.)
         preview = render.click(
             s.render_preview,
             inputs=spot,
-            outputs=[status, video, frames, preview_job],
+            outputs=[status, video, frames, preview_job, preview_follow],
             api_name="render_preview",
-            **FOLLOW,
+        )
+        preview.success(following, inputs=preview_follow, outputs=preview_timer, **TICK)
+        preview_tick = preview_timer.tick(
+            s.preview_tick,
+            inputs=preview_follow,
+            outputs=[status, video, frames, preview_follow, preview_timer],
+            **TICK,
+        )
+        preview_tick.failure(stopped, outputs=preview_timer, **TICK)
+        gr.on(
+            [],
+            s.preview_progress,
+            inputs=preview_follow,
+            outputs=[status, video, frames, preview_follow],
+            api_name="preview_progress",
+            **READ,
         )
         stop_preview.click(
             s.cancel_job,
             inputs=preview_job,
             outputs=status,
-            cancels=[preview],
+            cancels=[preview, preview_tick],
             api_name="cancel_job",
         )
+        stop_preview.click(stopped, outputs=preview_timer, **TICK)
 
         for chooser in (places, people):
             chooser.change(
@@ -332,23 +365,39 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
         making = make.click(
             s.make_variants,
             inputs=[spot, places, people],
-            outputs=[progress, gallery, run],
+            outputs=[progress, gallery, run, variants_follow],
             api_name="make_variants",
-            **FOLLOW,
         )
-        making.then(
-            s.variant_choices,
-            inputs=spot,
-            outputs=[pick_a, pick_b, chosen_variants],
-            api_name="variant_choices",
+        choices = [pick_a, pick_b, chosen_variants]
+        making.success(
+            s.variants_started,
+            inputs=variants_follow,
+            outputs=[*choices, variants_timer],
+            **TICK,
+        )
+        variants_tick = variants_timer.tick(
+            s.variants_tick,
+            inputs=variants_follow,
+            outputs=[progress, gallery, variants_follow, *choices, variants_timer],
+            **TICK,
+        )
+        variants_tick.failure(stopped, outputs=variants_timer, **TICK)
+        gr.on(
+            [],
+            s.variants_progress,
+            inputs=variants_follow,
+            outputs=[progress, gallery, variants_follow],
+            api_name="variants_progress",
+            **READ,
         )
         stop_variants.click(
             s.cancel_variants,
             inputs=run,
             outputs=progress,
-            cancels=[making],
+            cancels=[making, variants_tick],
             api_name="cancel_variants",
         )
+        stop_variants.click(stopped, outputs=variants_timer, **TICK)
         for narrow, name in ((only_place, "variant_gallery"), (only_people, False)):
             narrow.change(
                 s.variant_gallery,
@@ -365,19 +414,26 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
         )
 
         ask.click(s.quote, inputs=chosen_variants, outputs=[order, order_text], api_name=False)
-        approve.click(
-            s.approve,
-            inputs=order,
-            outputs=[order_text, delivered, downloads],
-            api_name="approve",
-            **FOLLOW,
-        )
-        retry.click(
-            s.retry_order,
-            inputs=order,
-            outputs=[order_text, delivered, downloads],
-            api_name="retry_order",
-            **FOLLOW,
+        for button, handler in ((approve, s.approve), (retry, s.retry_order)):
+            button.click(
+                handler,
+                inputs=order,
+                outputs=[order_text, delivered, downloads, order_follow],
+                api_name=handler.__name__,
+            ).success(following, inputs=order_follow, outputs=order_timer, **TICK)
+        order_timer.tick(
+            s.order_tick,
+            inputs=order_follow,
+            outputs=[order_text, delivered, downloads, order_follow, order_timer],
+            **TICK,
+        ).failure(stopped, outputs=order_timer, **TICK)
+        gr.on(
+            [],
+            s.order_progress,
+            inputs=order_follow,
+            outputs=[order_text, delivered, downloads, order_follow],
+            api_name="order_progress",
+            **READ,
         )
         withdraw.click(
             s.cancel_order,
@@ -402,8 +458,8 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
         ).then(
             s.variant_choices,
             inputs=spot,
-            outputs=[pick_a, pick_b, chosen_variants],
-            api_name=False,
+            outputs=choices,
+            api_name="variant_choices",
         )
         which.change(s.lineage, inputs=which, outputs=tree, api_name=False)
         duplicate.click(

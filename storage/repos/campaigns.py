@@ -1,4 +1,5 @@
-"""Campaigns, their spots and the scenes of each spot."""
+"""Campaigns and their spots (a spot's scenes come from its template and brief; see
+`storage.models`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from storage.errors import InvalidValue
-from storage.models import Asset, Campaign, CampaignStatus, Scene, Spot
+from storage.models import Asset, Campaign, CampaignStatus, Spot
 from storage.scope import Scope
 
 SPOT_DURATIONS = (15.0, 30.0)  # CTV masters are exactly 15 or 30 s
@@ -71,32 +72,4 @@ class Campaigns:
         self.get(campaign_id)
         return self._scope.all(
             self._scope.select(Spot).where(Spot.campaign_id == campaign_id).order_by(Spot.id)
-        )
-
-    def add_scene(
-        self,
-        spot_id: int,
-        *,
-        position: int,
-        kind: str,
-        start_s: float,
-        duration_s: float,
-        visual_request: dict[str, Any] | None = None,
-        copy: dict[str, Any] | None = None,
-    ) -> Scene:
-        spot = self.spot(spot_id)
-        if start_s < 0 or duration_s <= 0 or start_s + duration_s > spot.duration_s + 1e-6:
-            raise InvalidValue(
-                f"scene timing {start_s}+{duration_s}s does not fit the {spot.duration_s:g}s spot"
-            )
-        return self._scope.add(
-            Scene(
-                spot_id=spot.id,
-                position=position,
-                kind=kind,
-                start_s=start_s,
-                duration_s=duration_s,
-                visual_request=dict(visual_request or {}),
-                copy=dict(copy or {}),
-            )
         )

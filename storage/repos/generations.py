@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Collection
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
@@ -19,6 +20,20 @@ class Generations:
         return self._scope.session.scalars(
             self._scope.select(Generation).where(Generation.key == key)
         ).one_or_none()
+
+    def existing(self, keys: Collection[str]) -> set[str]:
+        """Which of these keys have a cached result, in a query per thousand keys (not one a
+        key): what planning a large matrix asks."""
+        wanted = sorted(set(keys))
+        found: set[str] = set()
+        for i in range(0, len(wanted), 1000):
+            query = (
+                self._scope.select(Generation)
+                .where(Generation.key.in_(wanted[i : i + 1000]))
+                .with_only_columns(Generation.key)
+            )
+            found.update(self._scope.session.scalars(query))
+        return found
 
     def add(self, key: str, asset: Asset, params: dict[str, Any], seconds: float) -> Generation:
         """Record a result; if the same key was recorded meanwhile, that record is kept."""

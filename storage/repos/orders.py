@@ -4,9 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
 from storage.errors import InvalidTransition, InvalidValue
-from storage.models import ORDER_TRANSITIONS, Order, OrderStatus, Variant
+from storage.models import ORDER_TRANSITIONS, Order, OrderStatus, Variant, order_variants
 from storage.scope import Scope
+
+
+def rendering(session: Session) -> list[tuple[int, int]]:
+    """Every business's orders still rendering, as (business id, order id), oldest first: what
+    a worker settles after a restart (an order whose last final finished, or was given up on,
+    while no worker was there to settle it)."""
+    query = (
+        select(Order.business_id, Order.id)
+        .where(Order.status == OrderStatus.RENDERING)
+        .order_by(Order.id)
+    )
+    return [(business_id, order_id) for business_id, order_id in session.execute(query)]
 
 
 class Orders:
@@ -24,6 +39,18 @@ class Orders:
 
     def list(self) -> list[Order]:
         return self._scope.all(self._scope.select(Order).order_by(Order.id.desc()))
+
+    def rendering_with(self, variant_id: int) -> list[int]:
+        """The ids of this business's rendering orders that include the variant, in one query."""
+        query = (
+            self._scope.select(Order)
+            .join(order_variants, order_variants.c.order_id == Order.id)
+            .where(order_variants.c.variant_id == variant_id)
+            .where(Order.status == OrderStatus.RENDERING)
+            .with_only_columns(Order.id)
+            .order_by(Order.id)
+        )
+        return list(self._scope.session.scalars(query))
 
     def quote(self, order_id: int, amount_cents: int, currency: str = "USD") -> Order:
         if amount_cents < 0:

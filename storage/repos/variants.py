@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Collection, Sequence
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from sqlalchemy import func, literal, select
+from sqlalchemy import func, insert, literal, select, update
 
+from storage.errors import NotFound
 from storage.models import (
     Asset,
     Audience,
@@ -16,8 +18,11 @@ from storage.models import (
     Spot,
     Variant,
     VariantStatus,
+    utcnow,
 )
 from storage.scope import Scope
+
+CHUNK = 1000  # ids or keys per IN (...) list, well inside SQLite's and PostgreSQL's limits
 
 
 @dataclass(frozen=True)
@@ -43,8 +48,10 @@ class GenerationParams:
         names = [f for f in cls.__dataclass_fields__ if f != "extra"]
         return cls(**{n: getattr(variant, n) for n in names}, extra=dict(variant.extra_params))
 
-    def columns(self) -> dict[str, Any]:
-        values = asdict(self)
+    def columns(self, *, deep: bool = True) -> dict[str, Any]:
+        """The variant's columns; `deep=False` shares `extra` rather than copying it."""
+        shallow = {f.name: getattr(self, f.name) for f in fields(self)}
+        values = asdict(self) if deep else shallow
         values["extra_params"] = values.pop("extra")
         return values
 
@@ -92,6 +99,56 @@ class Variants:
             )
         )
 
+    def create_many(
+        self,
+        spot_id: int,
+        cells: Sequence[tuple[GenerationParams, int | None, int | None]],
+        *,
+        parent_id: int | None = None,
+    ) -> list[int]:
+        """Variants of one spot, each (params, geography id, audience id), written in bulk: the
+        spot, parent, geographies and audiences are checked once each (this business's, or
+        built-in), not once a row. Returns their ids in the order given."""
+        spot = self._scope.get(Spot, spot_id)
+        if parent_id is not None:
+            self.get(parent_id)
+        self._check_ids(Geography, {g for _, g, _ in cells if g is not None})
+        self._check_ids(Audience, {a for _, _, a in cells if a is not None})
+        now = utcnow()
+        rows = [
+            {
+                **params.columns(deep=False),  # the rows go straight into the INSERT
+                "business_id": self._scope.business_id,
+                "spot_id": spot.id,
+                "geography_id": geography_id,
+                "audience_id": audience_id,
+                "parent_id": parent_id,
+                "run": params.extra.get("run"),
+                "role": params.extra.get("role"),
+                "status": VariantStatus.PLANNED,
+                "created_at": now,
+                "updated_at": now,
+            }
+            for params, geography_id, audience_id in cells
+        ]
+        if not rows:
+            return []
+        query = insert(Variant).returning(Variant.id, sort_by_parameter_order=True)
+        return list(self._scope.session.scalars(query, rows))
+
+    def _check_ids(self, model: type[Geography] | type[Audience], ids: set[int]) -> None:
+        for chunk in _chunks(sorted(ids)):
+            found = set(
+                self._scope.session.scalars(
+                    self._scope.select(model, shared=True)
+                    .where(model.id.in_(chunk))
+                    .with_only_columns(model.id)
+                )
+            )
+            missing = [i for i in chunk if i not in found]
+            if missing:
+                raise NotFound(model.__name__.lower(), missing[0])
+
     def get(self, variant_id: int) -> Variant:
         return self._scope.get(Variant, variant_id)
 
@@ -100,6 +157,31 @@ class Variants:
         return self._scope.all(
             self._scope.select(Variant).where(Variant.spot_id == spot_id).order_by(Variant.id)
         )
+
+    def newest(
+        self,
+        spot_id: int,
+        *,
+        limit: int | None,
+        geography_id: int | None = None,
+        audience_id: int | None = None,
+        personalized_only: bool = False,
+    ) -> list[Variant]:
+        """The spot's newest `limit` variants (all: None; of one geography or audience, if
+        given; only the personalized ones, not its bases, with `personalized_only`), oldest
+        first. The
+        filter and the limit are the database's, so a page costs the same however many
+        variants the spot has."""
+        self._scope.get(Spot, spot_id)
+        query = self._scope.select(Variant).where(Variant.spot_id == spot_id)
+        if geography_id is not None:
+            query = query.where(Variant.geography_id == geography_id)
+        if audience_id is not None:
+            query = query.where(Variant.audience_id == audience_id)
+        if personalized_only:
+            query = query.where(Variant.geography_id.is_not(None))
+        page = self._scope.all(query.order_by(Variant.id.desc()).limit(limit))
+        return page[::-1]
 
     def of_run(self, run: str) -> list[Variant]:
         """The variants a bulk run made (the indexed `run` column), oldest first."""
@@ -126,6 +208,49 @@ class Variants:
         counts.update({status: n for status, n in self._scope.session.execute(query)})
         return counts
 
+    def run_cells(self, run: str) -> set[tuple[int, int | None, int | None]]:
+        """The (spot, geography, audience) of each of a run's variants: what a run started
+        again already has, read from three columns (no row loaded)."""
+        query = (
+            self._scope.select(Variant)
+            .where(_in_run(run))
+            .with_only_columns(Variant.spot_id, Variant.geography_id, Variant.audience_id)
+        )
+        return {tuple(cell) for cell in self._scope.session.execute(query)}
+
+    def run_ids(self, run: str, statuses: Collection[VariantStatus] | None = None) -> list[int]:
+        """The ids of a run's variants (in one of `statuses`, if given), oldest first."""
+        query = self._scope.select(Variant).where(_in_run(run)).with_only_columns(Variant.id)
+        if statuses is not None:
+            query = query.where(Variant.status.in_(list(statuses)))
+        return list(self._scope.session.scalars(query.order_by(Variant.id)))
+
+    def set_run_status(
+        self, run: str, status: VariantStatus | str, *, among: Collection[VariantStatus]
+    ) -> int:
+        """Move a run's variants that are in one of `among` to `status`, in one UPDATE; how
+        many moved."""
+        result = self._scope.session.execute(
+            update(Variant)
+            .where(Variant.business_id == self._scope.business_id, _in_run(run))
+            .where(Variant.status.in_(list(among)))
+            .values(status=VariantStatus(status), updated_at=utcnow())
+            .execution_options(synchronize_session="fetch")
+        )
+        return result.rowcount
+
+    def run_workers(self, run: str) -> dict[str, int]:
+        """How many of a run's key frames each worker made, counted by the database."""
+        query = (
+            self._scope.select(Render)
+            .join(Variant, Render.variant_id == Variant.id)
+            .where(_in_run(run), Render.tier == RenderTier.FRAME)
+            .with_only_columns(Render.worker, func.count())
+            .group_by(Render.worker)
+        )
+        # Frames made before workers were recorded (migration 0007) have none.
+        return {worker or "unknown": n for worker, n in self._scope.session.execute(query)}
+
     def set_status(
         self, variant_id: int, status: VariantStatus | str, error: str | None = None
     ) -> Variant:
@@ -142,6 +267,7 @@ class Variants:
         asset_id: int,
         qc_report: dict[str, Any] | None = None,
         timings: dict[str, float] | None = None,
+        worker: str | None = None,
     ) -> Render:
         variant = self.get(variant_id)
         asset = self._scope.get(Asset, asset_id)
@@ -152,6 +278,7 @@ class Variants:
                 asset_id=asset.id,
                 qc_report=qc_report,
                 timings=dict(timings or {}),
+                worker=worker,
             )
         )
 
@@ -227,3 +354,7 @@ class Variants:
 
 def _in_run(run: str):
     return Variant.run == run
+
+
+def _chunks(items: Sequence[Any], size: int = CHUNK) -> list[Sequence[Any]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]

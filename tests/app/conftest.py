@@ -53,6 +53,11 @@ def running_app(data_dir: Path, port: int, **env: str) -> Iterator[str]:
                     raise
                 time.sleep(0.3)
         yield url
+    except BaseException:  # what the server said is part of the failure
+        log.flush()
+        tail = (data_dir.parent / f"serve-{port}.log").read_text(errors="replace")[-6000:]
+        print(f"--- spotforge serve on port {port} (exit code {proc.poll()}):\n{tail}")
+        raise
     finally:
         proc.terminate()
         proc.wait(timeout=30)

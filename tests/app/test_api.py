@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import json
+import re
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,7 @@ from app.services.demo import BRIEF
 from templates import qc
 
 PASSWORD = "a-long-password"
+STARTED = re.compile("Your preview is waiting|Rendering your preview")
 
 
 def sign_up(url: str, business: str, email: str) -> str:
@@ -46,6 +50,24 @@ def status(url: str, path: str, token: str | None) -> int:
         return exc.code
 
 
+def until(api: Client, api_name: str, finished: Callable[[str], bool], follow: dict) -> tuple:
+    """What the read `api_name` answers once its message says the work is finished. A start
+    returns at once with what to follow; a script then reads where the work stands with it (and
+    with each answer's own after that), as often as it likes: the page's timer reads every
+    second."""
+    deadline = time.monotonic() + 600
+    while True:
+        *answer, follow = api.predict(follow, api_name=api_name)
+        if finished(answer[0]):
+            return *answer, follow
+        assert time.monotonic() < deadline, answer[0]
+        time.sleep(1)
+
+
+def settled(text: str) -> bool:
+    return not text.startswith("Rendering broadcast finals")
+
+
 def create_spot(api: Client, photo: Path, campaign: str) -> int:
     """By keyword, as the README shows; the fields left out keep the page's defaults."""
     spot, _board, scenes = api.predict(
@@ -72,6 +94,7 @@ def photo(tmp_path) -> Path:
     return path
 
 
+@pytest.mark.backends
 def test_the_whole_flow_through_the_api(app_server, photo, tmp_path):
     with app_server() as url:
         api = client(url, sign_up(url, "Harbor Coffee", "owner@harbor.test"))
@@ -91,14 +114,24 @@ def test_the_whole_flow_through_the_api(app_server, photo, tmp_path):
         with pytest.raises(Exception, match="brand card"):
             api.predict(spot, 4, api_name="/regenerate_scene")
 
-        message, video, scenes, _job = api.predict(spot, api_name="/render_preview")
-        assert "Preview ready" in message and Path(video).stat().st_size > 0
-        assert len(scenes) == 4
+        # Long work starts and the call returns, with what to follow; reads say how it goes.
+        message, video, scenes, job, follow = api.predict(spot, api_name="/render_preview")
+        assert STARTED.search(message) and video is None and not scenes and job
+        message, video, scenes, follow = until(
+            api, "/preview_progress", lambda m: "Preview ready" in m, follow
+        )
+        assert Path(video).stat().st_size > 0 and len(scenes) == 4 and not follow["live"]
+        again = api.predict(follow, api_name="/preview_progress")  # asked again: the same
+        assert "Preview ready" in again[0] and len(again[2]) == 4
 
         places, people = ["San Francisco Bay Area", "Manhattan"], ["Young runners", "Retirees"]
         assert "4 variants" in api.predict(spot, places, people, api_name="/plan_variants")
-        done, gallery, run = api.predict(spot, places, people, api_name="/make_variants")
-        assert "4 of 4 variants ready" in done and len(gallery) == 4 and run
+        started, _gallery, run, follow = api.predict(
+            spot, places, people, api_name="/make_variants"
+        )
+        assert "Making variants: 0 of 4 ready" in started and run
+        done, gallery, _ = until(api, "/variants_progress", lambda m: m.startswith("Done:"), follow)
+        assert "4 of 4 variants ready" in done and len(gallery) == 4
         captions = [item["caption"] for item in gallery]
         assert "Manhattan · Retirees" in " ".join(captions)
         only = api.predict(spot, "Manhattan", "All", api_name="/variant_gallery")
@@ -107,8 +140,11 @@ def test_the_whole_flow_through_the_api(app_server, photo, tmp_path):
         variant = int(captions[-1].split(" ")[0].lstrip("#"))
         order, text = api.predict([variant], api_name="/quote")
         assert "quoted" in text and "USD 49.00" in text
-        text, files, links = api.predict(order, api_name="/approve")
+        text, files, _links, follow = api.predict(order, api_name="/approve")
+        assert "Rendering broadcast finals: 0 of 1 done" in text and files is None
+        text, files, links, _ = until(api, "/order_progress", settled, follow)
         assert "delivered" in text, text
+        assert api.predict(order, api_name="/order_status")[0] == text
         final = next(Path(f) for f in files if f.endswith(".mp4"))
         report = qc.check(final, qc.BROADCAST)
         assert report.passed, report.failures

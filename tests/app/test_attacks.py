@@ -23,7 +23,7 @@ from skimage import data
 
 from app.services.demo import BRIEF
 from tests.app.conftest import SPOTFORGE, free_port, running_app, spotforge_env
-from tests.app.test_api import PASSWORD, client, sign_up, status, token
+from tests.app.test_api import PASSWORD, client, settled, sign_up, status, token, until
 
 EVIL = "http://127.0.0.1:1"  # another local origin, as in the report
 HOSTILE_NAME = "<img src=x onerror=alert(1)> Espresso week"
@@ -77,6 +77,7 @@ def attack(tmp_path_factory):
         a = Client(url + "/", headers={"Authorization": f"Bearer {a_token}"}, verbose=False,
                    download_files=False)  # fmt: skip
         seen: list = []
+        follows: dict = {}  # what A's starts returned to follow the work with
         copy = {**COPY, "headline": "Fresh <i>espresso</i>"}
         spot, board, _scenes = a.predict(
             campaign_name=HOSTILE_NAME, template_id="product-hero",
@@ -86,17 +87,23 @@ def attack(tmp_path_factory):
         seen += [board]
         seen += a.predict(spot, 0, api_name="/background_candidates")
         seen += a.predict(spot, 1, api_name="/choose_background")
-        message, video, frames, job = a.predict(spot, api_name="/render_preview")
-        assert "Preview ready" in message
+        *_, job, follows["preview"] = a.predict(spot, api_name="/render_preview")
+        _message, video, frames, _ = until(
+            a, "/preview_progress", lambda m: "Preview ready" in m, follows["preview"]
+        )
         seen += [video, frames]
         places, people = ["San Francisco Bay Area"], ["Young runners"]
-        done, gallery, run = a.predict(spot, places, people, api_name="/make_variants")
+        *_, run, follows["variants"] = a.predict(spot, places, people, api_name="/make_variants")
+        done, gallery, _ = until(
+            a, "/variants_progress", lambda m: m.startswith("Done:"), follows["variants"]
+        )
         assert "1 of 1 variants ready" in done
         seen += [gallery]
         variant = int(gallery[0]["caption"].split(" ")[0].lstrip("#"))
         seen += list(a.predict(variant, 1, api_name="/compare"))
         order, _ = a.predict([1], api_name="/quote")  # the spot as briefed
-        text, delivered, links = a.predict(order, api_name="/approve")
+        *_, follows["order"] = a.predict(order, api_name="/approve")
+        text, delivered, links, _ = until(a, "/order_progress", settled, follows["order"])
         assert "delivered" in text
         seen += [delivered]
         render = int(links.split("/download/render/")[1].split(")")[0])
@@ -104,7 +111,7 @@ def attack(tmp_path_factory):
                "run": run, "order": order, "render": render}  # fmt: skip
         yield {
             "url": url, "a": a, "a_token": a_token, "b_token": b_token, "ids": ids,
-            "urls": sorted(set(urls_in(seen))), "data_dir": folder / "var",
+            "urls": sorted(set(urls_in(seen))), "data_dir": folder / "var", "follows": follows,
             "picture": picture,
         }  # fmt: skip
 
@@ -137,6 +144,9 @@ def test_b_reaches_none_of_a_by_any_endpoint(attack):
         "/duplicate_campaign": (ids["campaign"],),
         "/open_campaign": (ids["campaign"],),
     }
+    # What A follows its work with, read by B: each read is for the signed-in business.
+    for kind in ("preview", "variants", "order"):
+        attacks[f"/{kind}_progress"] = (attack["follows"][kind],)
     own = {"/whoami", "/templates", "/library_choices", "/campaigns", "/create_spot"}
     named = set(b.view_api(return_format="dict", print_info=False)["named_endpoints"])
     assert named == set(attacks) | own, "a new endpoint needs its attack here"
@@ -159,6 +169,8 @@ def test_b_reaches_none_of_a_by_any_endpoint(attack):
         (("abc", 1), "/compare", "whole number"),
         ((spot, "1; DROP TABLE spots"), "/reorder_scenes", "scene numbers"),
         ((2**40,), "/order_status", "There is no order"),
+        (({"kind": "order", "order": 1},), "/order_progress", "Nothing to follow"),
+        (({**attack["follows"]["preview"], "job": "1; --"},), "/preview_progress", "Nothing"),
         (([1.5],), "/quote", "whole number"),
     ):
         assert why in refused(a, *args, api_name=endpoint)

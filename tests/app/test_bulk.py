@@ -70,9 +70,10 @@ def test_a_run_makes_each_variant_once_and_reuses_backgrounds(ctx, business_ids,
     plan = plan_matrix(
         ctx, engine, business, [good, empty], geographies, audiences, preset="mini-sd", seed=2
     )
-    bulk.start(ctx, engine, business, plan)
-    report = bulk.work(ctx, engine, business, plan, lease_s=5)
+    run = bulk.start(ctx, engine, business, plan)
+    report = bulk.work(ctx, engine, business, run, lease_s=5)
     assert (report.variants, report.ready, report.failed, report.made) == (8, 4, 4, 4)
+    assert list(report.workers.values()) == [4]  # one worker (this process) made every frame
     # 2 geographies x 1 light, plus the spots' own setting (shared by both spots' bases).
     assert report.backgrounds.asked - report.backgrounds.reused == 3
     assert report.cutouts.asked - report.cutouts.reused == 2  # one cut-out per photo
@@ -115,8 +116,8 @@ def test_a_run_makes_each_variant_once_and_reuses_backgrounds(ctx, business_ids,
     assert np.array_equal(stored, again_frame)
 
     # Starting the same run again adds nothing and makes nothing.
-    bulk.start(ctx, engine, business, plan)
-    again = bulk.work(ctx, engine, business, plan, lease_s=5)
+    run = bulk.start(ctx, engine, business, plan)
+    again = bulk.work(ctx, engine, business, run, lease_s=5)
     assert (again.variants, again.ready, again.made, again.backgrounds.asked) == (8, 4, 0, 0)
 
 
@@ -138,10 +139,10 @@ def test_a_killed_bulk_run_finishes_when_started_again(tmp_path, settings):
     env = spotforge_env(settings.data_dir, settings.database_url)
 
     first = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _wait_for_ready(settings, business, spot, at_least=3, proc=first)
+    wait_for_ready(settings, business, spot, at_least=3, proc=first)
     first.send_signal(signal.SIGKILL)
     first.wait(30)
-    ready = _ready(settings, business, spot)  # what the killed process left
+    ready = ready_count(settings, business, spot)  # what the killed process left
     assert 3 <= ready < 12
 
     second = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
@@ -163,21 +164,21 @@ def test_a_killed_bulk_run_finishes_when_started_again(tmp_path, settings):
         ctx.close()
 
 
-def _ready(settings, business, spot) -> int:
+def ready_count(settings, business, spot) -> int:
     ctx = AppContext.open(settings)
     try:
         with ctx.tenant(business) as tenant:
-            made = [v for v in tenant.variants.list(spot) if "run" in v.extra_params]
+            made = [v for v in tenant.variants.list(spot) if v.run]
             return sum(v.status is VariantStatus.READY for v in made)
     finally:
         ctx.close()
 
 
-def _wait_for_ready(settings, business, spot, *, at_least: int, proc) -> None:
+def wait_for_ready(settings, business, spot, *, at_least: int, proc) -> None:
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.stderr.read().decode()
-        if _ready(settings, business, spot) >= at_least:
+        if ready_count(settings, business, spot) >= at_least:
             return
         time.sleep(0.2)
     raise AssertionError("the bulk run made too few variants in time")

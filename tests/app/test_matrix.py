@@ -44,7 +44,7 @@ def test_the_plan_counts_variants_and_backgrounds_and_prices_what_is_missing(
         ctx, engine, business, creatives, geographies, audiences, preset="mini-sd", seed=5
     )
     assert (plan.variants, plan.backgrounds, plan.backgrounds_cached) == (12, 3, 0)
-    assert 0.05 < plan.seconds_per_background < 30
+    assert plan.seconds_per_background > 0.05  # a real generation was timed (how long: the load)
     assert plan.estimated_s == pytest.approx(3 * plan.seconds_per_background)
 
     miami = plan.geographies[0]

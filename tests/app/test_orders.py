@@ -1,4 +1,5 @@
-"""Quotes, approval and the order's state machine; a bulk run stopped and started again."""
+"""Quotes, approval and the order's state machine (read without a write, settled where the
+finals finish); a bulk run stopped and started again."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from storage.errors import InvalidTransition
 from storage.jobs import JobQueue
 from storage.models import VariantStatus
 from tests.app.test_bulk import cup, ids, spot_with_photo
+from tests.samples import png_bytes
+from tests.storage.rows import all_rows
+from tests.storage.test_crud import PARAMS
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +49,8 @@ def test_a_run_stops_and_resumes_and_its_variants_are_quoted_and_approved(
     with pytest.raises(UserError, match="not ready yet"):
         orders.quote(ctx, business, [made[0].id])
 
-    bulk.start(ctx, engine, business, plan)  # started again: the rest is made
-    report = bulk.work(ctx, engine, business, plan, lease_s=5)
+    run = bulk.start(ctx, engine, business, plan)  # started again: the rest is made
+    report = bulk.work(ctx, engine, business, run, lease_s=5)
     assert (report.ready, report.cancelled, report.made) == (2, 0, 2)
 
     order = orders.quote(ctx, business, [v.id for v in made])
@@ -110,3 +114,79 @@ def test_renders_beyond_the_bound_are_answered_busy_at_once(ctx, business_ids, e
         renders.enqueue(ctx, *bases[2], "preview")  # whoever asks
     assert busy.value.retry_after_s >= 1
     assert JobQueue(ctx.db).queued(renders.KIND) == 2
+
+
+def _ready_variants(ctx, business: int, count: int) -> list[int]:
+    with ctx.tenant(business) as tenant:
+        campaign = tenant.campaigns.create("Finals")
+        spot = tenant.campaigns.create_spot(
+            campaign.id, template_id="product-hero", template_version="1", duration_s=15
+        )
+        made = [tenant.variants.create(spot.id, PARAMS) for _ in range(count)]
+        for v in made:
+            tenant.variants.set_status(v.id, VariantStatus.READY)
+        return [v.id for v in made]
+
+
+def _render_final(ctx, business: int, queue: JobQueue, qc_passed: bool) -> int:
+    """What a worker does with the next final job, without the engine: a render, then done."""
+    job = queue.lease("worker", kinds=(renders.KIND,))
+    variant_id = job.payload["variant_id"]
+    with ctx.tenant(business) as tenant:
+        asset = tenant.assets.add(png_bytes((variant_id, 0, 0)), f"final-{variant_id}.mp4")
+        tenant.variants.add_render(
+            variant_id, tier="final", asset_id=asset.id, qc_report={"passed": qc_passed}
+        )
+    queue.complete(job.id, "worker")
+    return variant_id
+
+
+def test_reading_an_order_changes_nothing_it_is_settled_where_its_finals_finish(ctx, business_ids):
+    business = business_ids[0]
+    queue = JobQueue(ctx.db)
+    variant_ids = _ready_variants(ctx, business, 2)
+    order = orders.approve(ctx, business, orders.quote(ctx, business, variant_ids).id)
+    assert order.status == "rendering"
+    finished = [_render_final(ctx, business, queue, qc_passed=True) for _ in variant_ids]
+
+    before = all_rows(ctx.db)
+    seen = orders.status(ctx, business, order.id)
+    assert seen.status == "rendering"  # done, but not settled: a read does not settle it
+    assert [d.qc_passed for d in seen.deliveries] == [True, True]
+    assert all_rows(ctx.db) == before  # not a row, not an updated_at changed
+
+    for variant_id in finished:  # what the worker does after each final
+        orders.settle(ctx, business, variant_id)
+    delivered = orders.status(ctx, business, order.id)
+    assert delivered.status == "delivered" and delivered.deliveries == seen.deliveries
+    orders.settle(ctx, business, finished[0])  # settling again changes nothing
+    assert orders.status(ctx, business, order.id).status == "delivered"
+
+    # Bought again: its finals are there already, so the order is delivered as it is approved.
+    again = orders.approve(ctx, business, orders.quote(ctx, business, variant_ids[:1]).id)
+    assert again.status == "delivered"
+    assert queue.queued(renders.KIND) == 0  # nothing rendered twice
+
+
+def test_a_final_given_up_on_with_no_worker_to_say_so_is_settled_as_failed(ctx, business_ids):
+    business = business_ids[1]
+    queue = JobQueue(ctx.db)
+    good, doomed = _ready_variants(ctx, business, 2)
+    order = orders.approve(ctx, business, orders.quote(ctx, business, [good, doomed]).id)
+    _render_final(ctx, business, queue, qc_passed=True)
+    for _attempt in range(3):  # three workers take the other final and die without a word
+        assert queue.lease("doomed", 0.01, kinds=(renders.KIND,)) is not None
+        time.sleep(0.05)
+    assert queue.lease("next", kinds=(renders.KIND,)) is None  # the queue gave up on it
+
+    before = all_rows(ctx.db)
+    seen = orders.status(ctx, business, order.id)
+    assert seen.status == "rendering" and "stopped responding" in seen.deliveries[1].error
+    assert all_rows(ctx.db) == before
+
+    assert orders.settle_all(ctx) == 1  # what a worker runs when it starts
+    assert orders.status(ctx, business, order.id).status == "failed"
+    assert orders.settle_all(ctx) == 0
+    retried = orders.retry(ctx, business, order.id)  # only the final that failed, anew
+    assert retried.status == "rendering"
+    assert queue.queued(renders.KIND) == 1

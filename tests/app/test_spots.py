@@ -8,13 +8,14 @@ import pytest
 from PIL import Image
 from skimage import data
 
-from app.services import UserError, renders, spots
+from app.services import UserError, businesses, library, renders, spots
 from app.services.demo import BRIEF
 from engine import Engine
 from storage.errors import StorageError
 from templates.errors import BriefError
 from templates.export import frames_at
 from templates.storyboard import CopyError
+from tests.storage.rows import all_rows
 
 COPY = {k: v for k, v in BRIEF.items() if k != "business_name"}
 
@@ -107,3 +108,15 @@ def test_reorder_and_redraw_make_new_bases(ctx, business_ids, photo, engine):
     )
     assert np.abs(old[0] - new[0]).mean() > 8
     assert np.abs(old[1] - new[1]).mean() < 3
+
+
+def test_reading_a_spot_its_campaigns_and_the_library_changes_nothing(ctx, business_ids, photo):
+    business = business_ids[0]
+    spot = spots.create_spot(ctx, business, form(photo))
+    before = all_rows(ctx.db)
+    assert spots.spot_view(ctx, business, spot.id) == spot
+    assert library.geographies(ctx, business) and library.audiences(ctx, business)
+    assert [c.id for c in businesses.list_campaigns(ctx, business)] == [spot.campaign_id]
+    assert businesses.first_spot(ctx, business, spot.campaign_id) == spot.id
+    assert len(businesses.list_all(ctx)) == 2
+    assert all_rows(ctx.db) == before

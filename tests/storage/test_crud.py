@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from storage import InvalidAsset, InvalidValue, NotFound
+from storage import InvalidValue, NotFound
 from storage.models import (
     Asset,
     Campaign,
@@ -13,7 +13,6 @@ from storage.models import (
     Order,
     Render,
     RenderTier,
-    Scene,
     Spot,
     Variant,
     VariantStatus,
@@ -81,37 +80,23 @@ def _spot(t, product_ids=()):
     )
 
 
-def test_spot_and_scenes(ctx, business_ids):
+def test_spot(ctx, business_ids):
     with ctx.tenant(business_ids[0]) as t:
         photo = t.assets.add(png_bytes(), "shoe.png")
         spot = _spot(t, [photo.id])
-        t.campaigns.add_scene(
-            spot.id, position=1, kind="offer", start_s=10, duration_s=5, copy={"offer": "20% off"}
-        )
-        t.campaigns.add_scene(
-            spot.id,
-            position=0,
-            kind="hero",
-            start_s=0,
-            duration_s=10,
-            visual_request={"task": "text-to-image", "prompt": "shoe"},
-        )
-        with pytest.raises(InvalidValue, match="does not fit the 15s spot"):
-            t.campaigns.add_scene(spot.id, position=2, kind="end", start_s=14, duration_s=5)
         with pytest.raises(InvalidValue, match="15 or 30 seconds"):
             t.campaigns.create_spot(
                 spot.campaign_id, template_id="x", template_version="1", duration_s=20
             )
     with ctx.tenant(business_ids[0]) as t:
         spot = t.campaigns.spot(spot.id)
-        assert [s.kind for s in spot.scenes] == ["hero", "offer"]
         assert [a.original_name for a in spot.product_assets] == ["shoe.png"]
         assert spot.copy == {"headline": "Run further"}
         assert [s.id for s in t.campaigns.spots(spot.campaign_id)] == [spot.id]
-    with ctx.db.session() as s:  # deleting a spot takes its scenes with it
+    with ctx.db.session() as s:  # deleting a spot keeps its product photos
         s.delete(s.get(Spot, spot.id))
-    with ctx.db.session() as s:
-        assert s.scalar(select(func.count()).select_from(Scene)) == 0
+    with ctx.tenant(business_ids[0]) as t:
+        assert [a.id for a in t.assets.list()] == [photo.id]
 
 
 def test_variant_render_and_status(ctx, business_ids):
@@ -154,33 +139,6 @@ def test_variant_render_and_status(ctx, business_ids):
         s.delete(s.get(Variant, variant.id))
     with ctx.db.session() as s:
         assert s.scalar(select(func.count()).select_from(Render)) == 0
-
-
-def test_brand_kit(ctx, business_ids, font_bytes):
-    with ctx.tenant(business_ids[0]) as t:
-        assert t.brand.get() is None
-        logo = t.assets.add(png_bytes(), "logo.png")
-        font = t.assets.add(font_bytes, "DejaVuSans.ttf")
-        t.brand.set(
-            colors=["#ff6600", "#112233"],
-            tagline=" Go further ",
-            logo_asset_id=logo.id,
-            heading_font_asset_id=font.id,
-        )
-        with pytest.raises(InvalidValue, match="colours must look like"):
-            t.brand.set(colors=["orange"])
-        with pytest.raises(InvalidAsset, match="the logo must be an image, not font/ttf"):
-            t.brand.set(logo_asset_id=font.id)
-    with ctx.tenant(business_ids[0]) as t:
-        kit = t.brand.get()
-        assert (kit.colors, kit.tagline, kit.logo_asset_id) == (
-            ["#FF6600", "#112233"],
-            "Go further",
-            logo.id,
-        )
-        t.brand.set(colors=["#000000"])  # updates the same kit
-    with ctx.tenant(business_ids[0]) as t:
-        assert t.brand.get().colors == ["#000000"] and t.brand.get().id == kit.id
 
 
 def test_orders(ctx, business_ids):

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from storage.jobs import JobQueue, LeaseLost
+from storage.jobs import JobKey, JobQueue, LeaseLost
 from storage.models import JobStatus, utcnow
 
 pytestmark = pytest.mark.backends  # on SQLite and on PostgreSQL
@@ -43,8 +43,8 @@ def test_priority_then_age(queue):
 
 
 def test_idempotency_key_returns_the_same_job(queue):
-    first = queue.enqueue("render", {"v": 1}, idempotency_key="variant-1-final")
-    assert queue.enqueue("render", {"v": 1}, idempotency_key="variant-1-final") == first
+    first = queue.enqueue("render", {"v": 1}, key=JobKey("render", 1, "final"))
+    assert queue.enqueue("render", {"v": 1}, key=JobKey("render", 1, "final")) == first
     assert queue.lease("w").id == first and queue.lease("w") is None
 
 
@@ -137,9 +137,9 @@ def test_a_job_that_keeps_killing_its_worker_stops_being_retried(queue, clock):
 
 
 def test_waiting_jobs_are_cancelled_and_asked_again(queue):
-    first = queue.enqueue("render", {}, business_id=None, idempotency_key="render:1:preview")
-    second = queue.enqueue("render", {}, idempotency_key="render:2:preview")
-    third = queue.enqueue("render", {}, priority=5, idempotency_key="render:3:preview")
+    first = queue.enqueue("render", {}, business_id=None, key=JobKey("render", 1, "preview"))
+    second = queue.enqueue("render", {}, key=JobKey("render", 2, "preview"))
+    third = queue.enqueue("render", {}, priority=5, key=JobKey("render", 3, "preview"))
     # A higher priority goes first, then the older job.
     assert [queue.position(j) for j in (third, first, second)] == [0, 1, 2]
     leased = queue.lease("w")
@@ -148,12 +148,17 @@ def test_waiting_jobs_are_cancelled_and_asked_again(queue):
     assert queue.get(second).status is JobStatus.CANCELLED
     assert queue.position(first) == 0
     # Asking for the same work again queues the cancelled job again, not a new one.
-    assert queue.enqueue("render", {}, idempotency_key="render:2:preview") == second
+    assert queue.enqueue("render", {}, key=JobKey("render", 2, "preview")) == second
     assert queue.get(second).status is JobStatus.QUEUED
-    assert queue.ids(["render:1:preview", "render:2:preview", "nope"]) == [first, second]
-    redo = queue.enqueue("render", {}, idempotency_key="render:1:preview:1")
-    assert queue.latest("render:1:preview").id == redo
-    assert queue.latest("render:1:pre") is None  # whole segments only
+    unknown = JobKey("render", 9, "preview")
+    assert queue.ids([JobKey("render", 1, "preview"), JobKey("render", 2, "preview"), unknown]) == [
+        first,
+        second,
+    ]
+    redo = queue.enqueue("render", {}, key=JobKey("render", 1, "preview", redo=1))
+    assert queue.latest(JobKey("render", 1, "preview")).id == redo
+    assert queue.latest(JobKey("render", 1, "preview", redo=1)).id == redo
+    assert queue.latest(JobKey("render", 1, "final")) is None
 
 
 def test_workers_leasing_at_once_take_each_job_exactly_once(ctx):

@@ -78,3 +78,31 @@ def test_unknown_status_and_negative_quote(ctx, business_ids, order_id):
             t.orders.transition(order_id, "paid")
         with pytest.raises(InvalidValue, match="cannot be negative"):
             t.orders.quote(order_id, -1)
+
+
+def test_rendering_orders_are_found_by_variant_and_across_businesses(ctx, business_ids):
+    from storage.repos.orders import rendering
+
+    a, b = business_ids
+    found = {}
+    for business in (a, b):
+        with ctx.tenant(business) as t:
+            campaign = t.campaigns.create("Orders")
+            spot = t.campaigns.create_spot(
+                campaign.id, template_id="product-hero", template_version="1", duration_s=15
+            )
+            shared, other = (t.variants.create(spot.id, PARAMS).id for _ in range(2))
+            orders = [t.orders.create([shared]), t.orders.create([shared, other])]
+            orders.append(t.orders.create([other]))
+            for order in orders:
+                t.orders.quote(order.id, 100)
+                t.orders.transition(order.id, "approved")
+                t.orders.transition(order.id, "rendering")
+            t.orders.transition(orders[0].id, "delivered")  # settled already
+            found[business] = shared, [o.id for o in orders]
+    with ctx.tenant(a) as t:
+        shared, ids = found[a]
+        assert t.orders.rendering_with(shared) == [ids[1]]
+        assert t.orders.rendering_with(found[b][0]) == []  # another business's variant
+    with ctx.db.session() as session:
+        assert rendering(session) == [(a, ids[1]), (a, ids[2]), *((b, i) for i in found[b][1][1:])]

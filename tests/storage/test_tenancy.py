@@ -30,7 +30,6 @@ def other_business_data(ctx, business_ids):
         t.variants.add_render(variant.id, tier="preview", asset_id=photo.id)
         order = t.orders.create([variant.id])
         geo = t.library.add_geography("Our secret beach")
-        t.brand.set(colors=["#123456"])
     return dict(
         campaign=campaign.id,
         photo=photo.id,
@@ -48,7 +47,6 @@ def test_reads_are_scoped(ctx, business_ids, other_business_data):
         assert t.campaigns.list() == []
         assert t.orders.list() == []
         assert t.assets.list() == []
-        assert t.brand.get() is None
         assert "Our secret beach" not in [g.name for g in t.library.geographies()]
         for read in [
             lambda: t.campaigns.get(d["campaign"]),
@@ -87,16 +85,12 @@ def test_cannot_reference_another_business(ctx, business_ids, other_business_dat
                 duration_s=15,
                 product_asset_ids=[d["photo"]],
             ),
-            lambda: t.campaigns.add_scene(
-                d["spot"], position=0, kind="hero", start_s=0, duration_s=5
-            ),
             lambda: t.variants.create(d["spot"], PARAMS),
             lambda: t.variants.create(own_spot.id, PARAMS, parent_id=d["variant"]),
             lambda: t.variants.create(own_spot.id, PARAMS, geography_id=d["geo"]),
             lambda: t.variants.add_render(d["variant"], tier="final", asset_id=d["photo"]),
             lambda: t.orders.create([d["variant"]]),
             lambda: t.orders.transition(d["order"], "cancelled"),
-            lambda: t.brand.set(logo_asset_id=d["photo"]),
         ]:
             with pytest.raises(NotFound):
                 write()
