@@ -34,6 +34,7 @@ from app.services.matrix import plan_matrix
 from app.services.pool import WorkerPool
 from app.services.spots import SAMPLE_COPY
 from engine import Engine
+from templates.spec import load_template
 
 
 def setup(ctx: AppContext, creatives: int) -> tuple[int, list[int]]:
@@ -47,7 +48,7 @@ def setup(ctx: AppContext, creatives: int) -> tuple[int, list[int]]:
             tenant.campaigns.create_spot(
                 campaign.id,
                 template_id="product-hero",
-                template_version="1",
+                template_version=load_template("product-hero").version,
                 duration_s=15,
                 copy={**SAMPLE_COPY, "headline": f"Fresh espresso, take {n + 1}"},
                 product_asset_ids=[asset.id],

@@ -151,8 +151,11 @@ def spot_create(
         made = spots.create_spot(_context(), business, form)
     except USER_ERRORS as exc:
         raise _fail(str(exc)) from exc
+    for note in made.notes:  # what of the brief this template leaves off the screen
+        typer.secho(f"note: {note}", fg=typer.colors.YELLOW, err=True)
     typer.echo(json.dumps({"spot_id": made.id, "campaign_id": made.campaign_id,
-                           "template": made.template_id, "duration_s": made.duration}))  # fmt: skip
+                           "template": made.template_id, "duration_s": made.duration,
+                           "notes": list(made.notes)}))  # fmt: skip
 
 
 @campaign_cli.command("list")
@@ -528,6 +531,41 @@ def bulk(
     finally:
         ctx.close()
     typer.echo(json.dumps(report.to_dict()))
+
+
+@cli.command()
+def review(
+    business: int = typer.Option(..., "--business", "-b", help="Business id."),
+    spot: int = typer.Option(..., "--spot", help="Spot id."),
+    json_out: bool = typer.Option(False, "--json", help='Print {"variants": [...]} as JSON.'),
+) -> None:
+    """Score every variant of a spot by the named checks (legibility, product fidelity,
+    background match, composition, QC, distinct, integrity) and print a table, or JSON with
+    --json. Exit 0 when every variant passed (a check that cannot judge yet, such as QC before
+    any render, fails none), 1 otherwise; how long it took goes to stderr."""
+    import json
+
+    from app.services import USER_ERRORS
+    from app.services import review as reviews
+    from app.services.context import open_engine
+    from engine import EngineError
+
+    settings = Settings()
+    ctx = _context()
+    try:
+        with open_engine(settings, max_batch=1) as engine:  # only for the stored cut-outs
+            result = reviews.review_spot(ctx, engine, business, spot)
+    except (*USER_ERRORS, EngineError) as exc:
+        raise _fail(str(exc)) from exc
+    finally:
+        ctx.close()
+    typer.echo(json.dumps(result.to_dict(), indent=2) if json_out else reviews.table(result))
+    typer.echo(
+        f"reviewed {len(result.variants)} variants in {result.seconds:.1f} s "
+        f"({result.seconds_per_variant:.2f} s a variant)",
+        err=True,
+    )
+    raise typer.Exit(0 if result.passed else 1)
 
 
 def _ids_by_name(views, names: list[str], what: str) -> list[int]:

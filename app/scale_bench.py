@@ -56,6 +56,7 @@ from app.services.spots import (
 )
 from engine.loading import preset_for
 from storage.models import Render, RenderTier, Variant, VariantStatus
+from templates.spec import load_template
 
 PRESET = "mini-sd"
 GALLERY_MAX = 120  # as app/ui/studio.py shows at once
@@ -92,7 +93,7 @@ def setup(ctx: AppContext, engine: Revisions, n: int, tag: str) -> tuple[int, in
         spot = tenant.campaigns.create_spot(
             campaign.id,
             template_id="product-hero",
-            template_version="1",
+            template_version=load_template("product-hero").version,
             duration_s=15,
             copy=SAMPLE_COPY,
             product_asset_ids=[asset.id],

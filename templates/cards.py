@@ -11,7 +11,8 @@ from templates.storyboard import Brand
 def brand_card(brand: Brand, size: tuple[int, int], seed: int = 0) -> Image.Image:
     """A radial gradient of the primary colour with a soft accent glow and fine grain.
 
-    The grain gives the slow zoom texture to move, so consecutive frames always differ.
+    The grain gives the slow zoom texture to move (every frame also gets a moving grain of its
+    own at export, `motion.grain`).
     """
     w, h = size
     primary = np.array(_rgb(brand.colors[0]), dtype=np.float32)

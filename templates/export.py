@@ -22,7 +22,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from templates import audio, qc
 from templates.cards import brand_card
-from templates.motion import Clip, Still, animate
+from templates.motion import Clip, Still, animate, grain
 from templates.overlay import FALLBACK_BOLD, overlay
 from templates.storyboard import Scene, Storyboard
 
@@ -40,6 +40,10 @@ class Tier:
     spec: qc.Spec
 
 
+# x264's frame threads make its rate control depend on timing, so two encodes of the same
+# frames differ; one thread makes the same variant the same file (measured no slower here,
+# where two threads already draw the frames beside it).
+DETERMINISTIC = ("-threads", "1")
 FINAL = Tier(
     "final",
     1920,
@@ -50,6 +54,8 @@ FINAL = Tier(
         "libx264",
         "-preset",
         "veryfast",
+        "-tune",
+        "grain",  # keeps the moving grain in every frame, B-frames too: none repeats the last
         "-profile:v",
         "high",
         "-level:v",
@@ -64,6 +70,7 @@ FINAL = Tier(
         "18M",
         "-x264-params",
         "nal-hrd=cbr:force-cfr=1",
+        *DETERMINISTIC,
     ),
     audio_kbps=256,
     watermark=False,
@@ -73,7 +80,7 @@ PREVIEW = Tier(
     "preview",
     640,
     360,
-    ("-c:v", "libx264", "-preset", "veryfast", "-profile:v", "high", "-crf", "26"),
+    ("-c:v", "libx264", "-preset", "veryfast", "-profile:v", "high", "-crf", "26", *DETERMINISTIC),
     audio_kbps=128,
     watermark=True,
     spec=qc.PREVIEW,
@@ -289,7 +296,7 @@ def _encode(
     mark = _Stamp(watermark) if watermark is not None else None
 
     def render_frame(n: int) -> bytes:
-        pixels = timeline.get_frame(n / float(FPS))
+        pixels = grain(timeline.get_frame(n / float(FPS)), n)  # no frame repeats the last
         if mark is None:
             return pixels.tobytes()
         return mark.on(Image.fromarray(pixels)).tobytes()

@@ -1,17 +1,20 @@
 """Moving pictures from stills and clips: zoom, pan and parallax (Ken Burns), and generated
 clips retimed to the broadcast frame rate.
 
-Each returns `frame(t) -> PIL image` at the output size. Every scene moves a little, so no two
-consecutive frames of a spot are identical (a broadcast QC rule). A product is placed by
-`templates.composite`, so a spot shows it as the stills do: its own pixels, a feathered outline
-and a contact shadow.
+Each returns `frame(t) -> PIL image` at the output size. Every scene moves a little, and
+`grain` gives each frame of a spot a light grain of its own, since on a flat colour no motion
+changes a pixel: no two consecutive frames are identical (a broadcast QC rule). A product is
+placed by `templates.composite`, so a spot shows it as the stills do: its own pixels, a
+feathered outline and a contact shadow.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
+import numpy as np
 from PIL import Image, ImageOps
 
 from templates.composite import Placement, composite
@@ -82,6 +85,36 @@ def animate(visual: Still | Clip, motion: Motion, duration: float, size: tuple[i
         return out
 
     return frame
+
+
+GRAIN_SIGMA = 1.5  # in 8-bit levels: not seen from a sofa; survives x264 tuned for grain
+GRAIN_PLANES = 8
+
+
+def grain(pixels: np.ndarray, n: int) -> np.ndarray:
+    """Frame `n` of a spot with a light, moving monochrome grain.
+
+    A still on a flat colour or a smooth gradient moves by less than a level from one frame to
+    the next, so its frames would repeat exactly (a broadcast QC failure) however it is zoomed;
+    grain that changes every frame keeps them apart. It is the same for the same frame number,
+    so the same spot renders the same file."""
+    h, w = pixels.shape[:2]
+    plane = _grain_planes(h, w)[n % GRAIN_PLANES]
+    flip = (n // GRAIN_PLANES) % 4  # 32 frames before a pattern comes back
+    if flip & 1:
+        plane = plane[:, ::-1]
+    if flip & 2:
+        plane = plane[::-1]
+    out = pixels.astype(np.int16)
+    out += plane[..., None]
+    return np.clip(out, 0, 255, out=out).astype(np.uint8)
+
+
+@cache
+def _grain_planes(h: int, w: int) -> np.ndarray:
+    rng = np.random.default_rng(20240917)
+    planes = rng.normal(0.0, GRAIN_SIGMA, (GRAIN_PLANES, h, w))
+    return np.rint(planes).astype(np.int8)
 
 
 def _cover(image: Image.Image, size: tuple[int, int], zoom: float) -> Image.Image:

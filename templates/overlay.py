@@ -8,6 +8,7 @@ under each block; where it falls below 4.5:1, a scrim just dark (or light) enoug
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -17,7 +18,7 @@ import qrcode
 from PIL import Image, ImageDraw, ImageFont
 
 from templates.errors import BriefError
-from templates.storyboard import Brand, Scene
+from templates.storyboard import Brand, Scene, Storyboard
 
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
 FALLBACK_BOLD = FONT_DIR / "DejaVuSans-Bold.ttf"
@@ -33,6 +34,9 @@ ROLES = {
     "caption": (0.06, 1, True),
     "body": (0.055, 3, False),
     "tagline": (0.045, 1, False),
+    "name": (0.075, 3, True),  # the business on its end card: a long name wraps, then shrinks
+    "web": (0.05, 2, False),  # the web address under the QR code (a long one breaks at a /)
+    "phone": (0.05, 1, False),  # a phone number is read in one go
 }
 # Vertical band per position (fractions of frame height, inside title-safe).
 BANDS = {
@@ -41,9 +45,17 @@ BANDS = {
     "lower_third": (0.62, 0.82),
     "bottom": (0.78, 0.95),
 }
+# End card: a column for the QR code and the contact lines under it (fraction of width) at the
+# right of title-safe, the rest of the text stacked in the column at its left.
+CONTACT_COLUMN = 0.34
+COLUMN_GAP = 0.03
+STACK_GAP = 0.035  # between stacked blocks (fraction of height)
+END_LOGO = (0.4, 0.16)  # the logo's largest width, height on an end card (fractions of frame)
+QR_SIDE = 0.3  # fraction of frame height
 MIN_SIZE = 0.028  # below ~30 px at 1080p text is not legible on a TV across a room
 REFERENCE_HEIGHT = 1080
 LEADING = 1.18
+BREAKS = re.compile(r"(?<=[/.\-])")
 
 
 @dataclass(frozen=True)
@@ -55,6 +67,7 @@ class Block:
     font_px: int
     contrast: float  # after the scrim, if one was drawn
     scrim: bool
+    lines: tuple[str, ...] = ()  # the words as a viewer reads them, line by line
 
 
 class LayoutError(BriefError):
@@ -71,12 +84,14 @@ def overlay(scene: Scene, brand: Brand, background: Image.Image) -> tuple[Image.
         round((1 - SAFE) * width),
         round((1 - SAFE) * height),
     )
+    if scene.kind == "end_card":
+        return layer, _end_card(layer, background, scene, brand, safe)
     text_right = safe[2]
     if scene.qr_url:
-        qr = _qr(scene.qr_url, round(0.3 * height))
+        qr = _qr(scene.qr_url, round(QR_SIDE * height))
         x, y = safe[2] - qr.width, (height - qr.height) // 2
         layer.alpha_composite(qr, (x, y))
-        text_right = x - round(0.03 * width)
+        text_right = x - round(COLUMN_GAP * width)
     if scene.logo and brand.logo:
         _logo(layer, Path(brand.logo), scene, safe)
     blocks = []
@@ -86,12 +101,104 @@ def overlay(scene: Scene, brand: Brand, background: Image.Image) -> tuple[Image.
             continue
         top, bottom = BANDS[slot.position]
         box = (safe[0], round(top * height), text_right, round(bottom * height))
-        blocks.append(_text(layer, background, text, slot.slot, slot.role, box, brand))
+        fit = _fit(text, slot.slot, slot.role, box, brand, height)
+        blocks.append(_draw(layer, background, fit, box, slot.slot, slot.role, brand))
     return layer, blocks
 
 
-def _text(layer, background, text, slot, role, box, brand) -> Block:
+def check_layout(board: Storyboard, size: tuple[int, int] = (1920, 1080)) -> None:
+    """Lay out every scene's copy as the final will: a LayoutError names the line that does not
+    fit on screen, so a brief can be refused before anything is rendered."""
+    card = Image.new("RGB", size, _rgb(board.brief.brand.colors[0]))
+    for scene in board.scenes:
+        overlay(scene, board.brief.brand, card)
+
+
+def _end_card(layer, background, scene: Scene, brand: Brand, safe) -> list[Block]:
+    """Who the business is and how to reach it. Left column, stacked and centred: the logo,
+    the name, the call to action, the tagline. Right column: the QR code with the web address
+    and the phone under it, where a viewer's eye goes to act."""
     width, height = layer.size
+    column = safe[2] - round(CONTACT_COLUMN * width)
+    left = (safe[0], safe[1], column - round(COLUMN_GAP * width), safe[3])
+    right = (column, safe[1], safe[2], safe[3])
+    order = list(BANDS)
+    texts = [
+        (slot, text)
+        for slot in sorted(
+            scene.slots,
+            key=lambda s: order.index(s.position) if s.position in order else len(order),
+        )
+        if (text := scene.copy_text.get(slot.slot))
+    ]
+    items: list = []  # (height, draw(y) -> Block | None)
+    if scene.logo and brand.logo:
+        items.append(_logo_item(layer, Path(brand.logo), left))
+    for slot, text in texts:
+        if slot.position != "contact":
+            items.append(_text_item(layer, background, text, slot, left, brand))
+    blocks = _stack(items, left, round(STACK_GAP * height))
+    items = []
+    if scene.qr_url:
+        qr = _qr(scene.qr_url, round(QR_SIDE * height))
+        x = (right[0] + right[2] - qr.width) // 2
+        items.append((qr.height, lambda y, qr=qr, x=x: layer.alpha_composite(qr, (x, y))))
+    for slot, text in texts:
+        if slot.position == "contact":
+            items.append(_text_item(layer, background, text, slot, right, brand))
+    return blocks + _stack(items, right, round(0.02 * height))
+
+
+def _stack(items, column, gap: int) -> list[Block]:
+    """Draw the items one under another, the group centred in the column's height."""
+    total = sum(h for h, _ in items) + gap * max(0, len(items) - 1)
+    y = column[1] + max(0, (column[3] - column[1] - total) // 2)
+    blocks = []
+    for h, draw in items:
+        block = draw(y)
+        if block is not None:
+            blocks.append(block)
+        y += h + gap
+    return blocks
+
+
+def _text_item(layer, background, text, slot, column, brand):
+    fit = _fit(text, slot.slot, slot.role, column, brand, layer.height)
+
+    def draw(y: int) -> Block:
+        box = (column[0], y, column[2], y + fit.block_h)
+        return _draw(layer, background, fit, box, slot.slot, slot.role, brand)
+
+    return fit.block_h, draw
+
+
+def _logo_item(layer, path: Path, column):
+    width, height = layer.size
+    logo = Image.open(path).convert("RGBA")
+    max_w = min(END_LOGO[0] * width, column[2] - column[0])
+    scale = min(max_w / logo.width, END_LOGO[1] * height / logo.height)
+    logo = logo.resize(
+        (max(1, round(logo.width * scale)), max(1, round(logo.height * scale))),
+        Image.Resampling.LANCZOS,
+    )
+    x = (column[0] + column[2] - logo.width) // 2
+    return logo.height, lambda y: layer.alpha_composite(logo, (x, y))
+
+
+@dataclass(frozen=True)
+class _Fit:
+    lines: list[str]
+    font: ImageFont.FreeTypeFont
+    size: int
+    line_h: int
+
+    @property
+    def block_h(self) -> int:
+        return self.line_h * len(self.lines)
+
+
+def _fit(text, slot, role, box, brand, height) -> _Fit:
+    """The largest size at which the text wraps into its role's lines and the box."""
     max_size, max_lines, heading = ROLES[role]
     font_path = str(
         (brand.heading_font if heading else brand.body_font)
@@ -113,9 +220,15 @@ def _text(layer, background, text, slot, role, box, brand) -> Block:
         ref = max(round(ref * 0.92), round(MIN_SIZE * REFERENCE_HEIGHT))
     lines = _balanced(text, _font(font_path, ref), lines)
     size = max(1, round(ref * scale))
-    font = _font(font_path, size)
-    line_h = round(size * LEADING)
-    block_h = line_h * len(lines)
+    return _Fit(lines, _font(font_path, size), size, round(size * LEADING))
+
+
+def _draw(layer, background, fit: _Fit, box, slot, role, brand) -> Block:
+    """The fitted lines centred in the box, over a scrim where the picture needs one."""
+    width, height = layer.size
+    font, size, lines = fit.font, fit.size, fit.lines
+    box_w, box_h = box[2] - box[0], box[3] - box[1]
+    block_h = fit.block_h
     widths = [font.getlength(line) for line in lines]
     y0 = box[1] + (box_h - block_h) // 2
     x0 = box[0] + (box_w - round(max(widths))) // 2
@@ -132,8 +245,8 @@ def _text(layer, background, text, slot, role, box, brand) -> Block:
         draw.rounded_rectangle(area, radius=pad, fill=scrim)
     for i, (line, w) in enumerate(zip(lines, widths, strict=True)):
         x = box[0] + (box_w - w) / 2
-        draw.text((x, y0 + i * line_h), line, font=font, fill=color)
-    return Block(slot, area, size, contrast, scrim is not None)
+        draw.text((x, y0 + i * fit.line_h), line, font=font, fill=color)
+    return Block(slot, area, size, contrast, scrim is not None, tuple(lines))
 
 
 def _legible(region: Image.Image, brand: Brand, role: str):
@@ -180,10 +293,14 @@ def contrast_ratio(a: float, b: float) -> float:
 def _wrap(text: str, font, max_width: float) -> list[str]:
     lines: list[str] = []
     for word in text.split():
-        if lines and font.getlength(f"{lines[-1]} {word}") <= max_width:
-            lines[-1] = f"{lines[-1]} {word}"
-        else:
-            lines.append(word)
+        # A word wider than the line (a long web address) breaks after a / . or -, never inside.
+        pieces = [word] if font.getlength(word) <= max_width else BREAKS.split(word)
+        for k, piece in enumerate(p for p in pieces if p):
+            glue = "" if k else " "  # the pieces of one word join without a space
+            if lines and font.getlength(lines[-1] + glue + piece) <= max_width:
+                lines[-1] += glue + piece
+            else:
+                lines.append(piece)
     if any(font.getlength(line) > max_width for line in lines):
         return lines * 99  # a single word wider than the box: force a smaller size
     return lines
@@ -212,7 +329,8 @@ def _font(path: str, size: int) -> ImageFont.FreeTypeFont:
 
 def _qr(url: str, side: int) -> Image.Image:
     code = qrcode.QRCode(border=2, error_correction=qrcode.constants.ERROR_CORRECT_M)
-    code.add_data(url)
+    # A phone's camera opens an address only with its scheme; the screen shows it without.
+    code.add_data(url if re.match(r"^[a-z][a-z0-9+.-]*:", url, re.IGNORECASE) else f"https://{url}")
     code.make(fit=True)
     image = code.make_image(fill_color="black", back_color="white").get_image()
     # Nearest-neighbour keeps modules crisp for a phone camera across the room.
@@ -222,7 +340,7 @@ def _qr(url: str, side: int) -> Image.Image:
 def _logo(layer: Image.Image, path: Path, scene: Scene, safe) -> None:
     width, height = layer.size
     logo = Image.open(path).convert("RGBA")
-    max_w, max_h = 0.3 * width, (0.2 if scene.kind == "end_card" else 0.1) * height
+    max_w, max_h = 0.3 * width, 0.1 * height  # a corner mark (end cards lay theirs out)
     scale = min(max_w / logo.width, max_h / logo.height)
     logo = logo.resize(
         (max(1, round(logo.width * scale)), max(1, round(logo.height * scale))),

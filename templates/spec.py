@@ -35,6 +35,10 @@ BriefField = Literal[
 ]
 
 
+# Every end card names the business and says how to reach it (the phone when one is given).
+END_CARD_FIELDS = frozenset({"business_name", "cta_url", "phone"})
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -43,8 +47,10 @@ class TextSlot(Strict):
     slot: str
     source: BriefField  # which field of the brief fills it
     max_chars: int = Field(gt=0, le=200)
-    role: Literal["headline", "body", "offer", "cta", "tagline", "caption"]
-    position: Literal["top", "center", "lower_third", "bottom"] = "lower_third"
+    role: Literal["headline", "body", "offer", "cta", "tagline", "caption", "name", "web", "phone"]
+    # On an end card, text stacks down its left column in this order; "contact" lines (web
+    # address, phone) sit under the QR code in the right column.
+    position: Literal["top", "center", "lower_third", "bottom", "contact"] = "lower_third"
     required: bool = True
 
 
@@ -108,7 +114,20 @@ class Template(Strict):
                 raise ValueError(
                     f"scenes[{i}].transition: a crossfade must be shorter than both scenes it joins"
                 )
+            sources = {slot.source for slot in scene.text}
+            if scene.kind == "end_card" and (missing := END_CARD_FIELDS - sources):
+                # The business on its own ad: who it is and how to reach it, on every template.
+                raise ValueError(
+                    f"scenes[{i}].text: an end card shows {', '.join(sorted(missing))}"
+                )
+            if scene.kind != "end_card" and any(s.position == "contact" for s in scene.text):
+                raise ValueError(f"scenes[{i}].text: only an end card has contact lines")
         return self
+
+    @property
+    def shows(self) -> frozenset[str]:
+        """The brief's fields this template puts on screen."""
+        return frozenset(slot.source for scene in self.scenes for slot in scene.text)
 
 
 class TemplateError(ValueError):

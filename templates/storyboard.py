@@ -158,6 +158,8 @@ def _fill(spec: SceneSpec, brief: Brief, index: int, problems: list[str]) -> dic
     copy = {}
     for slot in spec.text:
         text = " ".join(str(getattr(brief, slot.source)).split())
+        if slot.source == "cta_url":
+            text = web_address(text)
         where = f"scene {index + 1} ({spec.kind}), {slot.slot}"
         if not text:
             if slot.required:
@@ -169,3 +171,19 @@ def _fill(spec: SceneSpec, brief: Brief, index: int, problems: list[str]) -> dic
             )
         copy[slot.slot] = text
     return copy
+
+
+# The brief's fields a viewer reads (its setting is what the pictures show, not words).
+ON_SCREEN = ("product_name", "headline", "body", "offer", "cta_text", "cta_url", "phone", "tagline")
+
+
+def left_out(template: Template, brief: Brief) -> list[str]:
+    """The brief's fields that carry words this template has no place for (none are dropped
+    without the business being told)."""
+    return [f for f in ON_SCREEN if str(getattr(brief, f)).strip() and f not in template.shows]
+
+
+def web_address(url: str) -> str:
+    """A web address as a viewer reads it on screen: no scheme, no trailing slash. The QR code
+    keeps the whole address."""
+    return re.sub(r"^https?://", "", url.strip(), flags=re.IGNORECASE).rstrip("/")

@@ -19,6 +19,7 @@ from app.services.context import AppContext, open_engine
 from app.services.matrix import plan_matrix
 from app.services.renders import render_variant
 from app.services.spots import SAMPLE_COPY
+from templates.spec import load_template
 
 BRIEF = SAMPLE_COPY
 GEOGRAPHIES = ("San Francisco Bay Area", "Manhattan")
@@ -41,7 +42,7 @@ def run_demo(out: Path, settings: Settings, tiers: tuple[str, ...] = ("preview",
             spot = tenant.campaigns.create_spot(
                 campaign.id,
                 template_id="product-hero",
-                template_version="1",
+                template_version=load_template("product-hero").version,
                 duration_s=15,
                 copy=BRIEF,
                 product_asset_ids=[asset.id],

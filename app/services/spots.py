@@ -13,13 +13,14 @@ from pydantic import ValidationError
 
 from app.services.backgrounds import background, setting_request, stored_request
 from app.services.errors import UserError
-from app.services.text_rules import clean_all
+from app.services.text_rules import FIELDS, clean_all
 from engine import ENGINE_VERSION, preset_for, with_defaults
 from storage import Business, GenerationParams, NotFound, Spot
 from templates.export import scene_stills
 from templates.motion import Still
-from templates.spec import all_templates, load_template
-from templates.storyboard import Brand, Brief, build_storyboard
+from templates.overlay import check_layout
+from templates.spec import Template, all_templates, load_template
+from templates.storyboard import ON_SCREEN, Brand, Brief, build_storyboard, left_out
 
 if TYPE_CHECKING:
     from app.services.context import AppContext
@@ -75,6 +76,9 @@ class SpotView:
     brief: Brief
     product_asset_ids: tuple[int, ...]
     base_variant_id: int | None
+    # What the business should know about how its brief shows (a field this template has no
+    # place for, no logo yet): plain sentences, shown at the brief.
+    notes: tuple[str, ...] = ()
 
 
 def template_choices(ctx: AppContext, duration: int | None = None) -> list[TemplateChoice]:
@@ -115,13 +119,22 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
             raise NotFound("business", business_id)
         business_name = business.name
     given = {k: v for k, v in copy.items() if v}  # an empty field takes the default
-    brief = brief_of({"business_name": business_name, **given, "brand": {"colors": form.colors}})
+    # The name is the business's own (its account's), whatever the form says.
+    brief = brief_of({**given, "business_name": business_name, "brand": {"colors": form.colors}})
     build_storyboard(template, brief)  # CopyError says which line is too long for which scene
     uploads = [(p, "product photo") for p in form.product_photos] + [
         (path, role) for role in BRAND_FILES if (path := getattr(form, role)) is not None
     ]
     for path, role in uploads:
         _check_upload(ctx, path, role)
+    # Every line laid out as the final lays it out, in the brand's own fonts and beside its
+    # logo: a LayoutError names the line that would not fit on screen.
+    files = {role: path for role in BRAND_FILES if (path := getattr(form, role)) is not None}
+    branded = brief.model_copy(update={"brand": brief.brand.model_copy(update=files)})
+    try:
+        check_layout(build_storyboard(template, branded))
+    except OSError:
+        raise UserError("A font you uploaded cannot be read; upload another TTF or OTF.") from None
     with ctx.tenant(business_id) as tenant:
         photos = [tenant.assets.add(p, p.name).id for p in form.product_photos]
         brand = uploads[len(photos) :]
@@ -430,13 +443,62 @@ def _base_seed(tenant, spot_id: int) -> int:
 
 def _view(tenant, spot: Spot) -> SpotView:
     base = tenant.variants.base_of(spot.id)
+    brief = brief_of(spot.copy)
     return SpotView(
         spot.id,
         spot.campaign_id,
         spot.campaign.name,
         spot.template_id,
         int(spot.duration_s),
-        brief_of(spot.copy),
+        brief,
         tuple(a.id for a in spot.product_assets),
         None if base is None else base.id,
+        brief_notes(
+            load_template(spot.template_id),
+            brief,
+            has_logo="logo" in spot.copy.get("brand_assets", {}),
+        ),
     )
+
+
+def brief_notes(template: Template, brief: Brief, *, has_logo: bool) -> tuple[str, ...]:
+    """What the business is told at the brief, rather than finding out on air.
+
+    A field the template has no place for is kept with the brief (they are the business's own
+    words, and another template may show them), but the business is told that this spot will
+    not show it, and which templates would. Every end card shows the business's name, web
+    address and phone; without a logo it names the business in text alone."""
+    notes = []
+    for field in left_out(template, brief):
+        label = FIELDS[field][0].capitalize()
+        others = [t.name for t in all_templates() if field in t.shows and t.id != template.id]
+        where = f" {_listed(others)} show it." if others else ""
+        notes.append(
+            f"{template.name} does not show what you wrote under {label}: it stays in your "
+            f"brief but will not be on screen in this spot.{where}"
+        )
+    if not has_logo:
+        notes.append(
+            "No logo yet: the end card names your business in text. Add your logo to show it too."
+        )
+    return tuple(notes)
+
+
+ALWAYS_SHOWN = ("cta_url", "phone")  # on every end card, with the business's name and logo
+
+
+def template_note(template_id: str) -> str:
+    """What a template puts on screen, for the brief page as the template is chosen."""
+    template = load_template(template_id)
+    shown = [FIELDS[f][0] for f in ON_SCREEN if f in template.shows and f not in ALWAYS_SHOWN]
+    missing = [FIELDS[f][0].capitalize() for f in ON_SCREEN if f not in template.shows]
+    note = (
+        f"{template.name} shows your {_listed(shown)}, and ends on your business name and web "
+        "address (with its QR code), and your phone and logo when you add them."
+    )
+    plural = "s" if len(missing) > 1 else ""
+    return note + (f" It does not show the {_listed(missing)} field{plural}." if missing else "")
+
+
+def _listed(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"

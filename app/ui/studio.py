@@ -169,6 +169,19 @@ class Studio:
         return choices[evt.index].id
 
     @friendly
+    def template_note(self, template_id: str | None) -> str:
+        """What the chosen template shows, and what it leaves out, before anything is typed."""
+        return spots.template_note(template_id) if template_id else ""
+
+    @friendly
+    def brief_notes(self, spot_id: int | None, request: gr.Request) -> str:
+        """Once the spot is made, what its template leaves out of the brief (and a missing
+        logo), said on the brief page rather than dropped silently."""
+        view = spots.spot_view(self.ctx, self.business(request), _id(spot_id, "spot"))
+        notes = "\n\n".join(f"⚠ {note}" for note in view.notes)  # our sentences, no user text
+        return notes or spots.template_note(view.template_id)
+
+    @friendly
     def create_spot(
         self,
         campaign_name: str,

@@ -81,6 +81,9 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                     value="product-hero",
                     elem_id="template",
                 )
+                template_note = gr.Markdown(
+                    s.template_note("product-hero"), elem_id="template-note"
+                )
                 with gr.Row():
                     photos = gr.File(
                         label="Product photos",
@@ -262,7 +265,8 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             s.templates, inputs=duration, outputs=[thumbnails, template], api_name=False
         )
         thumbnails.select(s.pick_template, inputs=duration, outputs=template, api_name=False)
-        create.click(
+        template.change(s.template_note, inputs=template, outputs=template_note, api_name=False)
+        created = create.click(
             s.create_spot,
             inputs=[
                 campaign,
@@ -287,6 +291,7 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             outputs=[spot, board, scenes],
             api_name="create_spot",
         )
+        created.success(s.brief_notes, inputs=spot, outputs=template_note, api_name=False)
 
         reorder.click(
             s.reorder_scenes,

@@ -10,11 +10,14 @@ from skimage import data
 
 from app.services import UserError, businesses, library, renders, spots
 from app.services.demo import BRIEF
+from app.services.spots import brief_of
 from engine import Engine
+from storage import Business
 from storage.errors import StorageError
 from templates.errors import BriefError
 from templates.export import frames_at
-from templates.storyboard import CopyError
+from templates.spec import load_template
+from templates.storyboard import CopyError, build_storyboard
 from tests.storage.rows import all_rows
 
 COPY = {k: v for k, v in BRIEF.items() if k != "business_name"}
@@ -68,6 +71,8 @@ def test_a_brief_with_a_problem_is_refused_and_stores_nothing(
         ({"copy": {**COPY, "headline": "Fresh\x00 espresso"}}, UserError, "headline has"),
         ({"copy": {**COPY, "body": "x" * 301}}, UserError, "body has 301 characters"),
         ({"copy": {**COPY, "offer": "\u202eff0 %02"}}, UserError, "U\\+202E"),
+        # Fits its character limit, but one word wider than the screen can show.
+        ({"copy": {**COPY, "cta_url": "x" * 50 + ".com"}}, BriefError, "url: .* does not fit"),
     ):
         with pytest.raises(error, match=match):
             spots.create_spot(ctx, business, form(photo, **changes))
@@ -120,3 +125,41 @@ def test_reading_a_spot_its_campaigns_and_the_library_changes_nothing(ctx, busin
     assert businesses.first_spot(ctx, business, spot.campaign_id) == spot.id
     assert len(businesses.list_all(ctx)) == 2
     assert all_rows(ctx.db) == before
+
+
+def test_the_end_card_names_the_business_it_belongs_to(ctx, business_ids, photo, engine):
+    """The name on the spot is the business's own (never typed again, never another's), and
+    each variant stores it with the rest of its copy: what was approved is what airs."""
+    business = business_ids[0]
+    with ctx.db.session() as session:
+        name = session.get(Business, business).name
+    view = spots.create_spot(ctx, business, form(photo, copy={**COPY, "business_name": "Other"}))
+    assert view.brief.business_name == name == "Trailhead Running"
+    base = spots.choose_background(ctx, engine, business, view.id, 0)
+    with ctx.tenant(business) as tenant:
+        stored = tenant.variants.get(base).extra_params["copy"]
+    assert stored["business_name"] == name
+    with ctx.db.session() as session:  # the account is renamed after the preview was approved
+        session.get(Business, business).name = "Trailhead Running & Walking"
+    end = build_storyboard(load_template(view.template_id), brief_of(stored)).scenes[-1]
+    assert end.copy_text["business"] == name  # the variant airs as approved
+    assert end.copy_text["url"] == COPY["cta_url"]
+
+
+def test_the_brief_says_what_a_template_will_not_show(ctx, business_ids, photo):
+    business = business_ids[0]
+    # Product hero has no line for the body copy, and there is no logo yet: both are said.
+    view = spots.create_spot(ctx, business, form(photo))
+    assert view.notes == (
+        "Product hero does not show what you wrote under Body: it stays in your brief but will "
+        "not be on screen in this spot. App or online-shop promo, Service business and "
+        "Storefront or restaurant show it.",
+        "No logo yet: the end card names your business in text. Add your logo to show it too.",
+    )
+    assert view.brief.body == COPY["body"]  # kept, as the note says
+    assert spots.spot_view(ctx, business, view.id).notes == view.notes  # and said again later
+    # A template that shows every field, with a logo: nothing to say.
+    shown = spots.create_spot(ctx, business, form(photo, template_id="online-shop", logo=photo))
+    assert shown.notes == ()
+    assert "It does not show the Body field." in spots.template_note("product-hero")
+    assert "does not show" not in spots.template_note("online-shop")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from templates.motion import Still, animate
+from templates.motion import Still, animate, grain
 from templates.spec import Motion
 
 SIZE = (320, 180)
@@ -42,3 +44,18 @@ def test_product_in_every_frame_and_no_repeats(photos, product, motion):
         previous = pixels
     last, before = frame(float(times[-1])), frame(float(times[-2]))
     assert last.tobytes() != before.tobytes()  # still moving on the scene's last frame
+
+
+def test_grain_keeps_even_a_flat_colour_moving():
+    """On a flat colour no zoom or pan changes a pixel; the grain changes most of them every
+    frame, too lightly to see, and the same way every time the spot is rendered."""
+    flat = np.full((180, 320, 3), (46, 125, 90), dtype=np.uint8)
+    frames = [grain(flat, n) for n in range(70)]
+    for before, after in pairwise(frames):
+        assert (before != after).mean() > 0.5
+    assert np.array_equal(grain(flat, 41), frames[41])
+    noise = frames[5].astype(np.int16) - flat
+    assert abs(noise.mean()) < 0.1 and 1.0 < noise.std() < 2.0 and np.abs(noise).max() <= 10
+    assert (noise[..., 0] == noise[..., 1]).all()  # monochrome: no coloured speckle
+    white = grain(np.full((180, 320, 3), 255, dtype=np.uint8), 3)
+    assert white.min() >= 245  # clipped, never wrapped round to black

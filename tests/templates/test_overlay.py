@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from templates.overlay import MIN_CONTRAST, LayoutError, overlay
-from templates.spec import all_templates
+from templates.cards import brand_card
+from templates.overlay import MIN_CONTRAST, QR_SIDE, LayoutError, check_layout, overlay
+from templates.spec import all_templates, load_template, template_ids
 from templates.storyboard import Brand, build_storyboard
 
 BACKGROUNDS = {
@@ -77,20 +78,122 @@ def test_long_copy_shrinks_then_refuses(brief):
         overlay(absurd, brief.brand, Image.new("RGB", (1920, 1080)))
 
 
+def qr_box(layer: Image.Image) -> tuple[int, int, int, int]:
+    """Where the QR code landed: the rows holding a run of wholly opaque pixels as wide as its
+    side (its white margin makes every row of it solid; no line of text is)."""
+    side = round(QR_SIDE * layer.height)
+    solid = (np.asarray(layer.getchannel("A")) == 255).astype(np.int32)
+    # Opaque pixels in each window of `side` pixels along each row.
+    window = np.cumsum(np.pad(solid, ((0, 0), (1, 0))), axis=1)
+    full = (window[:, side:] - window[:, :-side]) == side
+    rows = np.flatnonzero(full.any(axis=1))
+    x0 = int(np.flatnonzero(full[rows[0]])[0])
+    return x0, int(rows[0]), x0 + side, int(rows[-1]) + 1
+
+
+def end_card(brief, template_id="product-hero"):
+    return build_storyboard(load_template(template_id), brief).scenes[-1]
+
+
 def test_end_card_has_a_scannable_qr_and_logo(brief):
-    board = build_storyboard(all_templates()[1], brief)
-    end = board.scenes[-1]
-    layer, _ = overlay(
-        end,
+    layer, blocks = overlay(
+        end_card(brief),
         Brand(colors=["#000000"], logo=brief.brand.logo),
         Image.new("RGB", (1920, 1080), (30, 30, 30)),
     )
     rgba = np.asarray(layer)
-    # The QR code: a square of pure black and white modules, 30 % of the frame's height,
-    # at the right edge of title-safe.
-    qr = rgba[378:702, 1500:1824]
-    opaque = qr[..., 3] == 255
-    assert opaque.mean() > 0.95
-    values = set(np.unique(qr[opaque][:, :3]))
+    # The QR code: a square of pure black and white modules, 30 % of the frame's height, in
+    # the right column of title-safe.
+    x0, y0, x1, y1 = qr_box(layer)
+    assert (x1 - x0, y1 - y0) == (324, 324) and x0 > 960 and x1 <= 1824 and y0 >= 54
+    qr = rgba[y0:y1, x0:x1]
+    assert (qr[..., 3] == 255).all()
+    values = set(np.unique(qr[..., :3]))
     assert values <= {0, 255} and len(values) == 2
-    assert rgba[54:270, 96:500, 3].max() == 255  # the logo, top left inside title-safe
+    # The logo (its orange disc), inside title-safe, above the business's name.
+    disc = np.all(rgba == (242, 177, 52, 255), axis=-1)
+    ys, xs = np.nonzero(disc)
+    name = {b.slot: b for b in blocks}["business"]
+    assert xs.min() >= 96 and ys.min() >= 54 and xs.max() < x0
+    assert ys.max() < name.box[1]
+
+
+@pytest.mark.parametrize("template_id", template_ids())
+def test_every_end_card_names_the_business_and_how_to_reach_it(brief, template_id):
+    end = end_card(brief, template_id)
+    layer, blocks = overlay(end, brief.brand, brand_card(brief.brand, (1920, 1080)))
+    shown = {b.slot: " ".join(b.lines) for b in blocks}
+    assert shown["business"] == "Harbor Coffee Co."
+    assert shown["url"] == "harborcoffee.com/tv"  # as a viewer types it; the QR has it all
+    assert shown["phone"] == "(415) 555-0134"
+    assert shown["tagline"] == "Small batch. Big flavour."
+    # The web address and the phone sit just under the QR code, centred on it.
+    qr = qr_box(layer)
+    by_slot = {b.slot: b for b in blocks}
+    url, phone = by_slot["url"].box, by_slot["phone"].box
+    for box in (url, phone):
+        assert abs((box[0] + box[2]) / 2 - (qr[0] + qr[2]) / 2) <= 2
+    assert 0 <= url[1] - qr[3] <= 0.06 * 1080 and url[3] <= phone[1] + 2
+    # The name is what is drawn in its box, and nothing else changes with it.
+    other = end.model_copy(update={"copy_text": {**end.copy_text, "business": "Harbor Coffee Cx."}})
+    changed = np.any(
+        np.asarray(layer)
+        != np.asarray(overlay(other, brief.brand, brand_card(brief.brand, (1920, 1080)))[0]),
+        axis=-1,
+    )
+    ys, xs = np.nonzero(changed)
+    x0, y0, x1, y1 = by_slot["business"].box
+    assert len(xs) > 100 and xs.min() >= x0 and xs.max() < x1 and ys.min() >= y0 and ys.max() < y1
+
+
+def test_phone_only_when_given(brief):
+    size = (1920, 1080)
+    card = brand_card(brief.brand, size)
+    without = brief.model_copy(update={"phone": ""})
+    end = end_card(without)
+    assert "phone" not in end.copy_text
+    layer, blocks = overlay(end, without.brand, card)
+    assert "phone" not in {b.slot for b in blocks}
+    url = {b.slot: b for b in blocks}["url"].box
+    qr = qr_box(layer)
+    # Nothing is drawn under the web address: no empty label, no stray scrim.
+    assert np.asarray(layer.getchannel("A"))[url[3] :, qr[0] - 200 :].max() == 0
+
+
+def test_long_names_and_addresses_wrap_never_cut(brief):
+    """A 120-character name (the longest an account may have) and a long web address: every
+    word is on screen, at a legible size, inside title-safe and clear of the QR code."""
+    name = (
+        "The Original Brooklyn Heights Family-Owned Artisanal Coffee Roasters, Bakery "
+        "and Neighbourhood Kitchen, Since 1952"
+    )
+    assert len(name) <= 120
+    long = brief.model_copy(
+        update={
+            "business_name": name,
+            "cta_url": "https://www.brooklynheightscoffeeroasters.com/spring-sale-2025/",
+        }
+    )
+    for size in ((1920, 1080), (640, 360)):
+        layer, blocks = overlay(end_card(long), long.brand, brand_card(long.brand, size))
+        by_slot = {b.slot: b for b in blocks}
+        business, url = by_slot["business"], by_slot["url"]
+        assert " ".join(business.lines) == name and len(business.lines) <= 3
+        # The address breaks after a "." or "/" and joins back to itself.
+        assert "".join(url.lines) == "www.brooklynheightscoffeeroasters.com/spring-sale-2025"
+        assert all(line.endswith((".", "/", "-")) for line in url.lines[:-1])
+        scale = size[1] / 1080
+        for block in (business, url):
+            assert block.font_px >= 30 * scale - 1
+            pad = round(0.35 * block.font_px)
+            assert block.box[0] + pad >= 0.05 * size[0] - 1
+            assert block.box[2] - pad <= 0.95 * size[0] + 1
+        assert business.box[2] - round(0.35 * business.font_px) < qr_box(layer)[0]
+
+
+def test_a_line_that_cannot_fit_is_refused_before_rendering(brief):
+    unbreakable = brief.model_copy(update={"cta_url": "https://" + "x" * 50 + ".com"})
+    board = build_storyboard(load_template("product-hero"), unbreakable)
+    with pytest.raises(LayoutError, match=r"url: .* does not fit on screen"):
+        check_layout(board)
+    check_layout(build_storyboard(load_template("product-hero"), brief))  # the brief's own fits

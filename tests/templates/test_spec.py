@@ -27,6 +27,9 @@ def test_five_templates_for_real_uses():
         assert t.duration in (15, 30)
         assert sum(s.duration for s in t.scenes) == pytest.approx(t.duration)
         assert t.scenes[-1].kind == "end_card" and t.scenes[-1].qr  # TV is not clickable
+        end = {slot.source: slot for slot in t.scenes[-1].text}
+        assert {"business_name", "cta_url", "phone"} <= set(end)  # who, and how to reach them
+        assert end["business_name"].max_chars >= 120  # any name an account may have
     assert {t.duration for t in templates.values()} == {15, 30}
 
 
@@ -52,10 +55,23 @@ def broken(replace: str, by: str) -> str:
         (broken('source = "headline"', 'source = "headlines"'), "scenes.0.text.0.source"),
         (broken('name = "Product hero"\n', ""), "name: Field required"),
         (
-            broken('version = "1"', 'version = "1"\ncolour = "red"'),
+            broken('version = "2"', 'version = "2"\ncolour = "red"'),
             "colour: Extra inputs are not permitted",
         ),
         (broken("[[scenes]]", "[[scenes]"), "not valid TOML"),
+        # Every end card names the business and says how to reach it.
+        (
+            broken('source = "business_name"', 'source = "tagline"'),
+            "scenes.3..text: an end card shows business_name",
+        ),
+        (
+            broken('source = "phone"', 'source = "tagline"'),
+            "scenes.3..text: an end card shows phone",
+        ),
+        (
+            broken('position = "lower_third"', 'position = "contact"'),
+            "scenes.0..text: only an end card has contact lines",
+        ),
     ],
 )
 def test_malformed_template_names_the_field(text, message):

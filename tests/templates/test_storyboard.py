@@ -6,7 +6,7 @@ import pytest
 
 from templates.errors import BriefError
 from templates.spec import load_template
-from templates.storyboard import CopyError, build_storyboard
+from templates.storyboard import CopyError, build_storyboard, left_out
 
 
 def test_storyboard_fills_copy_timing_and_visual_needs(brief):
@@ -60,6 +60,27 @@ def test_copy_that_does_not_fit_names_the_slot(brief):
     message = str(error.value)
     assert "scene 3 (offer), offer: 50 characters, the limit is 32" in message
     assert "scene 4 (end_card) shows a QR code: give a cta_url" in message
+
+
+def test_end_card_copy_and_what_a_template_leaves_out(brief):
+    board = build_storyboard(load_template("product-hero"), brief)
+    assert board.scenes[-1].copy_text == {
+        "business": "Harbor Coffee Co.",
+        "cta": "Order at harborcoffee.com",
+        "tagline": "Small batch. Big flavour.",
+        "url": "harborcoffee.com/tv",  # the address as read on screen; the QR code keeps it all
+        "phone": "(415) 555-0134",
+    }
+    assert board.scenes[-1].qr_url == "https://harborcoffee.com/tv"
+    # Product hero has no body line: it is reported, not silently dropped.
+    assert left_out(load_template("product-hero"), brief) == ["body"]
+    assert left_out(load_template("service-business"), brief) == ["product_name"]
+    assert left_out(load_template("online-shop"), brief) == []  # it shows every field
+    assert left_out(load_template("product-hero"), brief.model_copy(update={"body": " "})) == []
+    no_phone = build_storyboard(
+        load_template("product-hero"), brief.model_copy(update={"phone": ""})
+    )
+    assert "phone" not in no_phone.scenes[-1].copy_text
 
 
 def test_missing_required_copy(brief):
