@@ -63,7 +63,11 @@ def test_a_spot_from_a_brief_file_then_its_variants(tmp_path):
                      "--brief", str(brief), "--photo", str(photo))  # fmt: skip
     assert made.returncode == 0, made.stderr
     spot = json.loads(made.stdout)
+    notes = spot.pop("notes")
     assert spot == {"spot_id": 1, "campaign_id": 1, "template": "product-hero", "duration_s": 15}
+    # What of the brief this spot leaves off the screen is said, on stderr as in the JSON.
+    assert any(n.startswith("No logo yet") for n in notes)
+    assert all(f"note: {n}" in made.stderr for n in notes)
     listed = spotforge(tmp_path, "campaign", "list", "-b", "1")
     assert listed.stdout == "1\tdraft\tEspresso week\tMornings\n"
 
