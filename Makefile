@@ -9,12 +9,15 @@ STAMP := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 
 .PHONY: run test lint clean
 
+# Festival speaks voice-overs; its SLT voice is a package with no command, named by its folder.
+VOICE := text2wave:festival /usr/share/festival/voices/us/cmu_us_slt_arctic_hts:festvox-us-slt-hts
+
 run: $(STAMP)
-	@$(MAKE) --no-print-directory system-deps NEED="ffprobe:ffmpeg"
+	@$(MAKE) --no-print-directory system-deps NEED="ffprobe:ffmpeg $(VOICE)"
 	$(BIN)/spotforge serve
 
 test: $(STAMP) lint
-	@$(MAKE) --no-print-directory system-deps NEED="ffprobe:ffmpeg ffmpeg:ffmpeg chromium:chromium pg_ctlcluster:postgresql"
+	@$(MAKE) --no-print-directory system-deps NEED="ffprobe:ffmpeg ffmpeg:ffmpeg chromium:chromium pg_ctlcluster:postgresql $(VOICE)"
 	$(BIN)/pytest
 
 lint: $(STAMP)
@@ -29,13 +32,14 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $@
 
-# Programs that come from the system, as command:debian-package pairs. As root on Debian or
-# Ubuntu the missing ones are installed; elsewhere this names them and stops.
+# Programs that come from the system, as command:debian-package pairs (or path:package for a
+# package without a command). As root on Debian or Ubuntu the missing ones are installed;
+# elsewhere this names them and stops.
 .PHONY: system-deps
 system-deps:
 	@missing=""; \
 	for pair in $(NEED); do \
-	  command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair##*:}"; \
+	  command -v $${pair%%:*} >/dev/null || [ -e $${pair%%:*} ] || missing="$$missing $${pair##*:}"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \

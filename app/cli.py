@@ -8,6 +8,7 @@ import typer
 
 from app.config import Settings
 from storage import Database, migrate
+from templates.qc_specs import SPECS  # data only: the qc command's help lists the names
 
 cli = typer.Typer(
     help="Spotforge: broadcast-ready TV spots for small businesses.", no_args_is_help=True
@@ -126,7 +127,9 @@ def spot_create(
     business: int = typer.Option(..., "--business", "-b", help="Business id."),
     campaign: str = typer.Option(..., "--campaign", help="The new campaign's name."),
     template: str = typer.Option("product-hero", help="Template id (see `spotforge templates`)."),
-    brief: Path = typer.Option(..., help="JSON: the copy, optionally objective and colors."),
+    brief: Path = typer.Option(
+        ..., help="JSON: the copy, optionally objective, colors, voiceover, music, music_file."
+    ),
     photo: list[Path] = typer.Option(..., help="Product photo; repeat for more."),
     logo: Path = typer.Option(None, help="Logo image."),
     heading_font: Path = typer.Option(None, help="Heading font (TTF/OTF)."),
@@ -142,12 +145,17 @@ def spot_create(
         given = json.loads(brief.read_text())
     except (OSError, ValueError) as exc:
         raise _fail(f"cannot read the brief {brief}: {exc}") from exc
-    for path in [*photo, logo, heading_font, body_font]:
+    track = given.pop("music_file", None) if isinstance(given, dict) else None
+    if track is not None and not isinstance(track, str):
+        raise _fail('the brief\'s "music_file" is the path of an audio file')
+    music_file = None if track is None else brief.parent / track  # beside the brief, if relative
+    for path in [*photo, logo, heading_font, body_font, music_file]:
         if path is not None and not path.is_file():
             raise _fail(f"no such file: {path}")
     try:
         form = spots.brief_form(campaign, template, given, photo, logo=logo,
-                                heading_font=heading_font, body_font=body_font)  # fmt: skip
+                                heading_font=heading_font, body_font=body_font,
+                                music_file=music_file)  # fmt: skip
         made = spots.create_spot(_context(), business, form)
     except USER_ERRORS as exc:
         raise _fail(str(exc)) from exc
@@ -381,21 +389,20 @@ def models_pull(preset: str) -> None:
 @cli.command()
 def qc(
     file: Path,
-    spec: str = typer.Option("broadcast", help="broadcast (CTV master) or preview"),
+    spec: str = typer.Option("broadcast", help=f"Delivery spec: {', '.join(SPECS)}."),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """Check a spot file against the delivery spec: a PASS/FAIL line per rule; exit 0 only
-    when every rule passes."""
+    """Check a spot file against a destination's delivery spec: a PASS/FAIL line per rule; exit 0
+    only when every rule passes."""
     import json
 
     from templates import qc as quality
 
-    specs = {"broadcast": quality.BROADCAST, "preview": quality.PREVIEW}
-    if spec not in specs:
-        raise _fail(f"unknown spec {spec!r}; one of: {', '.join(specs)}")
+    if spec not in SPECS:
+        raise _fail(f"unknown spec {spec!r}; one of: {', '.join(SPECS)}")
     if not file.is_file():
         raise _fail(f"no such file: {file}")
-    report = quality.check(file, specs[spec])
+    report = quality.check(file, SPECS[spec])
     typer.echo(json.dumps(report.to_dict(), indent=2) if json_out else report.text())
     raise typer.Exit(0 if report.passed else 1)
 
@@ -537,34 +544,56 @@ def bulk(
 def review(
     business: int = typer.Option(..., "--business", "-b", help="Business id."),
     spot: int = typer.Option(..., "--spot", help="Spot id."),
+    refine: bool = typer.Option(
+        False, "--refine", help="Make the failed variants again until they pass or the budget ends."
+    ),
+    tries: int = typer.Option(3, help="With --refine: retries in a line for one variant."),
+    seconds: float = typer.Option(300.0, help="With --refine: no new round after this long."),
     json_out: bool = typer.Option(False, "--json", help='Print {"variants": [...]} as JSON.'),
 ) -> None:
     """Score every variant of a spot by the named checks (legibility, product fidelity,
     background match, composition, QC, distinct, integrity) and print a table, or JSON with
-    --json. Exit 0 when every variant passed (a check that cannot judge yet, such as QC before
-    any render, fails none), 1 otherwise; how long it took goes to stderr."""
+    --json. With --refine the failed ones are made again (another background, or made afresh;
+    each retry a child in the lineage; approved variants never touched) and the spot is shown
+    as it stands after. Exit 0 when every variant passed (a check that cannot judge yet, such as
+    QC before any render, fails none), 1 otherwise; how long it took goes to stderr."""
     import json
 
     from app.services import USER_ERRORS
     from app.services import review as reviews
     from app.services.context import open_engine
+    from app.services.review import refine as refining
     from engine import EngineError
 
+    if tries < 1 or seconds <= 0:
+        raise _fail("--tries must be at least 1 and --seconds more than 0")
     settings = Settings()
     ctx = _context()
     try:
-        with open_engine(settings, max_batch=1) as engine:  # only for the stored cut-outs
-            result = reviews.review_spot(ctx, engine, business, spot)
+        # Reviewing asks the engine only for stored cut-outs; refining makes backgrounds.
+        with open_engine(settings, **({} if refine else {"max_batch": 1})) as engine:
+            if refine:
+                refined = refining.refine(ctx, engine, business, spot, tries=tries,
+                                          seconds=seconds)  # fmt: skip
+                result, shown = refined.after, refined.to_dict()
+            else:
+                refined, result = None, reviews.review_spot(ctx, engine, business, spot)
+                shown = result.to_dict()
     except (*USER_ERRORS, EngineError) as exc:
         raise _fail(str(exc)) from exc
     finally:
         ctx.close()
-    typer.echo(json.dumps(result.to_dict(), indent=2) if json_out else reviews.table(result))
-    typer.echo(
-        f"reviewed {len(result.variants)} variants in {result.seconds:.1f} s "
-        f"({result.seconds_per_variant:.2f} s a variant)",
-        err=True,
-    )
+    if json_out:
+        typer.echo(json.dumps(shown, indent=2))
+    else:
+        typer.echo(reviews.table(result))
+        if refined is not None:
+            typer.echo(refining.summary(refined))
+    if refined is None:
+        took = f"{result.seconds:.1f} s ({result.seconds_per_variant:.2f} s a variant)"
+    else:
+        took = f"{refined.seconds:.1f} s, {len(refined.retries)} made again"
+    typer.echo(f"reviewed {len(result.variants)} variants in {took}", err=True)
     raise typer.Exit(0 if result.passed else 1)
 
 

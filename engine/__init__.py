@@ -6,6 +6,7 @@ It knows images, videos, prompts and seeds; it never knows a campaign.
 from engine.engine import Engine
 from engine.errors import Cancelled, EngineError, InvalidRequest, ModelUnavailable, QueueFull
 from engine.handle import Event, Handle
+from engine.judging import SceneJudge, Seen, scene_judge
 from engine.loading import preset_for, with_defaults
 from engine.requests import (
     REQUEST_TYPES,
@@ -40,9 +41,12 @@ __all__ = [
     "ReferenceToVideo",
     "Request",
     "Result",
+    "SceneJudge",
+    "Seen",
     "Task",
     "TextToImage",
     "TextToVideo",
     "preset_for",
+    "scene_judge",
     "with_defaults",
 ]

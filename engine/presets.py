@@ -64,6 +64,9 @@ class Preset:
     )
     download_gb: float = 0.0
     description: str = ""
+    # Trained only on engine.training's procedural scenes, so their classifier can say what
+    # its pictures show (engine.judging); no classifier knows a hub model's pictures.
+    scene_trained: bool = False
 
     @property
     def offline(self) -> bool:
@@ -176,6 +179,7 @@ PRESETS: dict[str, Preset] = {
             width=128,
             height=128,
             bundled=True,
+            scene_trained=True,
             description="Our own small Stable Diffusion: landscapes, skylines, streets, "
             "beaches, deserts, forests, snowy peaks and lakes, by day, golden hour or night.",
         ),

@@ -53,11 +53,13 @@ class AssetStore:
         self._remove_stale_tmp()
 
     def put(self, source: bytes | BinaryIO | Path) -> StoredBlob:
-        """Store bytes, a binary stream or a file; refuse oversized, corrupt or unknown files."""
+        """Store bytes, a binary stream or a file; refuse oversized, corrupt or unknown files.
+        Storing bytes already stored repairs their copy if it was changed or deleted since (what
+        makes a variant again heals the file it was made of)."""
         with self._received(source, durable=True) as got:
             rel = f"{got.sha256[:2]}/{got.sha256[2:4]}/{got.sha256}.{got.info.extension}"
             final = self.root / rel
-            if not final.exists():
+            if not (final.exists() and _sha256_of(final) == got.sha256):
                 final.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(got.tmp, final)
                 _fsync_dir(final.parent)
@@ -147,6 +149,11 @@ def _truncate(tmp: Path, end: int, durable: bool) -> str:
         for chunk in iter(lambda: file.read(CHUNK), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def _sha256_of(path: Path) -> str:
+    with path.open("rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -9,10 +9,10 @@ A spot's scenes and its brand have no tables of their own (migration 0008 droppe
 from the template and the brief each time (`templates.storyboard.build_storyboard`), and the
 only choices a business makes about them, their order and a scene's own background seed, sit
 in the spot's brief (`Spot.copy["scene_order"]`, `["scene_seeds"]`). The brand (colours, logo,
-fonts) is part of each brief, as the brief page asks for it per spot, not once per business.
-Each variant copies all of it into its `extra_params` when it is made, so it renders the same
-whatever changes later; a second copy in rows would be one more thing to keep in step, and no
-query filters on any of it.
+fonts) is part of each brief, so each spot keeps the brand it was made with; `BrandKit` is
+only what the business's next brief starts from (migration 0010). Each variant copies all of it
+into its `extra_params` when it is made, so it renders the same whatever changes later; a
+second copy in rows would be one more thing to keep in step, and no query filters on any of it.
 """
 
 from __future__ import annotations
@@ -96,6 +96,25 @@ class Business(Timestamps, Base):
     __tablename__ = "businesses"
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(120))
+
+
+class BrandKit(Timestamps, Base):
+    """What stays the same across a business's campaigns, saved from its last brief so the next
+    one starts from it: colours, logo and fonts (its own stored assets) and the end card's
+    details. Each spot still keeps its own brand in its brief (see the module docstring)."""
+
+    __tablename__ = "brand_kits"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    business_id: Mapped[int] = mapped_column(
+        ForeignKey("businesses.id", ondelete="CASCADE"), unique=True
+    )
+    colors: Mapped[list[Any]] = mapped_column(default=list)  # #RRGGBB, primary first
+    logo_asset_id: Mapped[int | None] = mapped_column(ForeignKey("assets.id"))
+    heading_font_asset_id: Mapped[int | None] = mapped_column(ForeignKey("assets.id"))
+    body_font_asset_id: Mapped[int | None] = mapped_column(ForeignKey("assets.id"))
+    cta_url: Mapped[str] = mapped_column(String(120), default="")
+    phone: Mapped[str] = mapped_column(String(40), default="")
+    tagline: Mapped[str] = mapped_column(String(120), default="")
 
 
 class User(Timestamps, Base):
@@ -304,6 +323,21 @@ class Generation(Base):
     asset_id: Mapped[int] = mapped_column(ForeignKey("assets.id"))
     params: Mapped[dict[str, Any]] = mapped_column(default=dict)  # what the engine reported
     seconds: Mapped[float] = mapped_column(Float)  # what it cost, for estimates
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Answer(Base):
+    """What an API call with an idempotency key answered, so the same call asked again (an
+    agent retrying after a timeout) gets the same answer instead of doing the work twice.
+    `response` is None while the first call is still being answered."""
+
+    __tablename__ = "answers"
+    __table_args__ = (UniqueConstraint("business_id", "endpoint", "key"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    business_id: Mapped[int] = _business_fk()
+    endpoint: Mapped[str] = mapped_column(String(64))
+    key: Mapped[str] = mapped_column(String(200))
+    response: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

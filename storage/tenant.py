@@ -12,7 +12,9 @@ from sqlalchemy.orm import Session
 from storage.assets import AssetStore
 from storage.errors import NotFound
 from storage.models import Business
+from storage.repos.answers import Answers
 from storage.repos.assets import Assets
+from storage.repos.brand_kits import BrandKits
 from storage.repos.campaigns import Campaigns
 from storage.repos.generations import Generations
 from storage.repos.library import Library
@@ -34,3 +36,5 @@ class Tenant:
         self.variants = Variants(scope)
         self.orders = Orders(scope)
         self.generations = Generations(scope)
+        self.answers = Answers(scope)
+        self.brand_kit = BrandKits(scope)

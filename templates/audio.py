@@ -10,6 +10,7 @@ import json
 import logging
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,12 +23,26 @@ RATE = 48_000
 TARGET_LUFS = -24.0
 TRUE_PEAK_CEILING = -3.0  # 1 dB under the spec's -2 dBTP, for the AAC encode's overshoot
 
-# Chord roots (semitones above A) of a I-V-vi-IV progression per style, and its key.
+LOOP_CROSSFADE = 1.0  # seconds where a short uploaded track runs into its own start again
+MIN_TRACK = 2 * LOOP_CROSSFADE  # seconds: shorter is a sound effect, not a bed to loop
+SILENT = 10 ** (-60 / 20)  # a track whose loudest sample is under -60 dBFS has no music in it
+
+
+@dataclass(frozen=True)
+class Style:
+    label: str  # what it suits, as the brief names it
+    key: int  # the I-V-vi-IV progression's root, semitones above A
+    percussive: bool  # a light hi-hat
+    bpm: int  # its tempo when a brief chooses it (a template's own bed sets one)
+    pulses: int = 1  # bass notes per beat
+
+
 STYLES = {
-    "upbeat": (0, True),
-    "bright": (3, True),
-    "warm": (-4, False),
-    "calm": (-2, False),
+    "upbeat": Style("Upbeat retail", 0, True, 116),
+    "bright": Style("Bright tech", 3, True, 120),
+    "warm": Style("Warm family", -4, False, 92),
+    "calm": Style("Calm café", -2, False, 84),
+    "driving": Style("Driving sport", 2, True, 132, pulses=2),
 }
 
 
@@ -73,7 +88,7 @@ def pcm(path: Path, duration: float | None = None) -> np.ndarray:
 def built_in_bed(style: str, bpm: int, duration: float, seed: int = 0) -> np.ndarray:
     """A simple, pleasant music bed: pads on a I-V-vi-IV progression, bass on the beat, and a
     light hi-hat in the brighter styles. Stereo float32 at 48 kHz, `duration` seconds."""
-    key, percussive = STYLES[style]
+    chosen = STYLES[style]
     n = round(duration * RATE)
     t = np.arange(n) / RATE
     beat = 60.0 / bpm
@@ -82,19 +97,19 @@ def built_in_bed(style: str, bpm: int, duration: float, seed: int = 0) -> np.nda
     chord_index = (t // bar).astype(int) % 4
     left = np.zeros(n)
     right = np.zeros(n)
-    base = 220.0 * 2 ** (key / 12)
+    base = 220.0 * 2 ** (chosen.key / 12)
     for voice in range(3):
         semis = np.array([c[voice] for c in progression])[chord_index]
         f = base * 2 ** (semis / 12)
         phase = 2 * np.pi * np.cumsum(f) / RATE
         left += 0.12 * np.sin(phase * 1.002) + 0.04 * np.sin(2 * phase)
         right += 0.12 * np.sin(phase * 0.998) + 0.04 * np.sin(2 * phase)
-    in_beat = (t % beat) / beat
+    in_beat = (t % (beat / chosen.pulses)) / (beat / chosen.pulses)
     bass_f = base / 2 * 2 ** (np.array([c[0] for c in progression])[chord_index] / 12)
     bass = 0.22 * np.sin(2 * np.pi * np.cumsum(bass_f) / RATE) * np.exp(-4 * in_beat)
     left += bass
     right += bass
-    if percussive:
+    if chosen.percussive:
         rng = np.random.default_rng(seed)
         hat = rng.normal(0, 1, n) * np.exp(-40 * ((t + beat / 2) % beat) / beat) * 0.05
         left += hat
@@ -104,13 +119,30 @@ def built_in_bed(style: str, bpm: int, duration: float, seed: int = 0) -> np.nda
 
 
 def decode(path: Path, duration: float) -> np.ndarray:
-    """Any audio file as 48 kHz stereo float32, cut or padded to `duration` (with a fade)."""
-    samples = pcm(path, duration)
+    """Any audio file as a bed: 48 kHz stereo float32 of exactly `duration` seconds, cut to it
+    or, when shorter, looped (crossfading into its own start: dead air under a TV spot sounds
+    like a fault), with a 1 s fade-in and a 2 s fade-out."""
+    track = pcm(path, duration)
+    if len(track) < MIN_TRACK * RATE:
+        raise BriefError(f"the audio in {path.name} is under {MIN_TRACK:g} s; use a longer track")
+    if not np.abs(track).max() > SILENT:  # also NaN: nothing to bring up to broadcast loudness
+        raise BriefError(f"the audio in {path.name} is silent; use a track with sound")
     n = round(duration * RATE)
-    out = np.zeros((n, 2), dtype=np.float32)
-    out[: min(n, len(samples))] = samples[:n]
-    fade = np.minimum(1.0, (duration - np.arange(n) / RATE) / 1.0)[:, None]
-    return out * fade.astype(np.float32)
+    samples = track
+    while len(samples) < n:
+        samples = _crossfaded(samples, track)
+    t = np.arange(n) / RATE
+    fade = np.minimum(1.0, np.minimum(t / 1.0, (duration - t) / 2.0))[:, None]
+    return (samples[:n] * fade).astype(np.float32)
+
+
+def _crossfaded(head: np.ndarray, tail: np.ndarray) -> np.ndarray:
+    """`tail` after `head`, overlapping by LOOP_CROSSFADE with equal-power ramps, which keep
+    the level steady across two unrelated stretches of music."""
+    overlap = round(LOOP_CROSSFADE * RATE)
+    ramp = np.linspace(0.0, np.pi / 2, overlap, dtype=np.float32)[:, None]
+    mixed = head[len(head) - overlap :] * np.cos(ramp) + tail[:overlap] * np.sin(ramp)
+    return np.concatenate([head[: len(head) - overlap], mixed, tail[overlap:]])
 
 
 def normalize(samples: np.ndarray, wav_out: Path) -> dict:

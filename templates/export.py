@@ -2,8 +2,9 @@
 
 moviepy lays out the timeline (one clip per scene: its moving picture under its overlay, with
 crossfades); its frames are piped to one ffmpeg encode with the broadcast settings, muxed with
-the loudness-normalised audio bed. Both tiers share this code, so a preview shows exactly the
-timing and layout of the final: only the size, the encoder settings and the watermark differ.
+the audio bed and the brief's voice-over, loudness-normalised. Both tiers share this code, so a
+preview shows exactly the timing, layout and sound of the final: only the size, the encoder
+settings and the watermark differ.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ import numpy as np
 from moviepy import VideoClip, VideoFileClip, concatenate_videoclips
 from PIL import Image, ImageDraw, ImageFont
 
-from templates import audio, qc
+from templates import audio, mix, qc
 from templates.cards import brand_card
 from templates.motion import Clip, Still, animate, grain
-from templates.overlay import FALLBACK_BOLD, overlay
+from templates.overlay import FALLBACK_BOLD, JUDGED_AT, overlay
 from templates.storyboard import Scene, Storyboard
 
 FPS = Fraction(30000, 1001)
@@ -120,14 +121,14 @@ def render(
     with tempfile.TemporaryDirectory(prefix="spotforge-") as tmp:
         t0 = time.perf_counter()
         wav = Path(tmp) / "bed.wav"
-        samples = (
+        bed = (
             audio.decode(audio_bed, storyboard.duration)
             if audio_bed
             else audio.built_in_bed(
                 storyboard.audio_style, storyboard.audio_bpm, storyboard.duration
             )
         )
-        audio.normalize(samples, wav)
+        audio.normalize(mix.voiced(bed, storyboard), wav)
         timings["audio"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         timeline = _timeline(storyboard, visuals, size)
@@ -196,7 +197,7 @@ def _scene_picture(scene: Scene, visual, storyboard: Storyboard, size, tail: flo
     if scene.visual.source == "brand":
         visual = Still(brand_card(brand, size, seed=scene.index))
     picture = animate(visual, scene.motion, scene.duration + tail, size)
-    layer, _ = overlay(scene, brand, picture(0.0))
+    layer, _ = overlay(scene, brand, [picture(f * scene.duration) for f in JUDGED_AT])
     stamp = _Stamp(layer)
 
     def frame(t: float) -> Image.Image:
@@ -274,8 +275,8 @@ def _encode(
         "bt709",
         "-r",
         str(FPS),
-        "-frames:v",
-        str(frames),
+        # The pipe carries exactly `frames` frames. A -frames:v limit would also end the file
+        # there, cutting off the audio still buffered behind the video (0.4 s, measured).
         "-af",
         "apad",
         "-t",

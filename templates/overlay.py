@@ -9,6 +9,7 @@ under each block; where it falls below 4.5:1, a scrim just dark (or light) enoug
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import qrcode
 from PIL import Image, ImageDraw, ImageFont
+from scipy import ndimage
 
 from templates.errors import BriefError
 from templates.storyboard import Brand, Scene, Storyboard
@@ -24,6 +26,9 @@ FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
 FALLBACK_BOLD = FONT_DIR / "DejaVuSans-Bold.ttf"
 FALLBACK_REGULAR = FONT_DIR / "DejaVuSans.ttf"
 SAFE = 0.05  # title-safe: the central 90 % of width and height
+# The moments of a scene (fractions of its length) at which copy over a moving picture is made
+# to read, and at which review reads it back.
+JUDGED_AT = (0.0, 0.5, 0.999)
 MIN_CONTRAST = 4.5  # WCAG AA for body text
 
 # Per role: largest size (fraction of frame height), most lines, heading font or body font.
@@ -74,9 +79,14 @@ class LayoutError(BriefError):
     pass
 
 
-def overlay(scene: Scene, brand: Brand, background: Image.Image) -> tuple[Image.Image, list[Block]]:
-    """The scene's overlay layer (RGBA, the background's size) and where each block landed."""
-    width, height = background.size
+def overlay(
+    scene: Scene, brand: Brand, background: Image.Image | Sequence[Image.Image]
+) -> tuple[Image.Image, list[Block]]:
+    """The scene's overlay layer (RGBA, the background's size) and where each block landed.
+    A moving picture is given as its moments (at JUDGED_AT of the scene): each block's colour
+    and scrim are chosen to read at the hardest of them."""
+    moments = [background] if isinstance(background, Image.Image) else list(background)
+    width, height = moments[0].size
     layer = Image.new("RGBA", (width, height), (0, 0, 0, 0))
     safe = (
         round(SAFE * width),
@@ -85,7 +95,7 @@ def overlay(scene: Scene, brand: Brand, background: Image.Image) -> tuple[Image.
         round((1 - SAFE) * height),
     )
     if scene.kind == "end_card":
-        return layer, _end_card(layer, background, scene, brand, safe)
+        return layer, _end_card(layer, moments, scene, brand, safe)
     text_right = safe[2]
     if scene.qr_url:
         qr = _qr(scene.qr_url, round(QR_SIDE * height))
@@ -102,7 +112,7 @@ def overlay(scene: Scene, brand: Brand, background: Image.Image) -> tuple[Image.
         top, bottom = BANDS[slot.position]
         box = (safe[0], round(top * height), text_right, round(bottom * height))
         fit = _fit(text, slot.slot, slot.role, box, brand, height)
-        blocks.append(_draw(layer, background, fit, box, slot.slot, slot.role, brand))
+        blocks.append(_draw(layer, moments, fit, box, slot.slot, slot.role, brand))
     return layer, blocks
 
 
@@ -223,8 +233,9 @@ def _fit(text, slot, role, box, brand, height) -> _Fit:
     return _Fit(lines, _font(font_path, size), size, round(size * LEADING))
 
 
-def _draw(layer, background, fit: _Fit, box, slot, role, brand) -> Block:
-    """The fitted lines centred in the box, over a scrim where the picture needs one."""
+def _draw(layer, background: list[Image.Image], fit: _Fit, box, slot, role, brand) -> Block:
+    """The fitted lines centred in the box, over a scrim where the picture (at each of its
+    moments) needs one."""
     width, height = layer.size
     font, size, lines = fit.font, fit.size, fit.lines
     box_w, box_h = box[2] - box[0], box[3] - box[1]
@@ -239,22 +250,37 @@ def _draw(layer, background, fit: _Fit, box, slot, role, brand) -> Block:
         min(width, x0 + round(max(widths)) + pad),
         min(height, y0 + block_h + pad // 2),
     )
-    color, contrast, scrim = _legible(background.crop(area), brand, role)
+
+    def letters_on(target: Image.Image, fill) -> None:
+        pen = ImageDraw.Draw(target)
+        for i, (line, w) in enumerate(zip(lines, widths, strict=True)):
+            x = box[0] + (box_w - w) / 2 - area[0]
+            pen.text((x, y0 + i * fit.line_h - area[1]), line, font=font, fill=fill)
+
+    # Judged where the eye reads it, as review measures it: the picture just around the letters.
+    shape = Image.new("L", (area[2] - area[0], area[3] - area[1]))
+    letters_on(shape, 255)
+    near = ~ndimage.binary_dilation(np.asarray(shape) == 255, iterations=3)
+    lum = np.stack([relative_luminance(np.asarray(m.crop(area).convert("RGB"), np.float64) / 255)
+                    for m in background])  # fmt: skip
+    lum = lum[:, near] if near.sum() >= 20 else lum.reshape(len(background), -1)
+    color, contrast, scrim = _legible(lum, brand, role)
     draw = ImageDraw.Draw(layer)
     if scrim is not None:
         draw.rounded_rectangle(area, radius=pad, fill=scrim)
-    for i, (line, w) in enumerate(zip(lines, widths, strict=True)):
-        x = box[0] + (box_w - w) / 2
-        draw.text((x, y0 + i * fit.line_h), line, font=font, fill=color)
+    text = Image.new("RGBA", shape.size)
+    letters_on(text, color)
+    layer.alpha_composite(text, area[:2])
     return Block(slot, area, size, contrast, scrim is not None, tuple(lines))
 
 
-def _legible(region: Image.Image, brand: Brand, role: str):
-    """Text colour, resulting contrast, and the scrim colour (RGBA) if one is needed."""
-    lum = relative_luminance(np.asarray(region.convert("RGB"), dtype=np.float64) / 255.0)
-    # Judge against the part of the picture that is hardest to read on: for light text the
-    # brightest tenth, for dark text the darkest tenth.
-    light_bg, dark_bg = float(np.percentile(lum, 90)), float(np.percentile(lum, 10))
+def _legible(lum: np.ndarray, brand: Brand, role: str):
+    """Text colour, resulting contrast, and the scrim colour (RGBA) if one is needed, over a
+    picture whose luminances around the text are `lum` (a row per moment of the picture)."""
+    # Judge against the part of the picture that is hardest to read on, at its hardest moment:
+    # for light text the brightest tenth, for dark text the darkest tenth.
+    light_bg = float(np.percentile(lum, 90, axis=1).max())
+    dark_bg = float(np.percentile(lum, 10, axis=1).min())
     candidates = [(255, 255, 255), (17, 17, 17)]
     if role in ("offer", "cta") and len(brand.colors) > 1:
         candidates.insert(0, _rgb(brand.colors[1]))  # the accent, where it reads well

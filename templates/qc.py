@@ -1,9 +1,9 @@
 """QC: a file checked against a delivery spec, one pass/fail line per rule.
 
 Stream facts come from ffprobe; loudness is measured on the decoded audio with pyloudnorm
-(ITU-R BS.1770-4) and true peak by 4x oversampling; duplicated frames by hashing every
-decoded frame. The broadcast spec is the CTV master of DESIGN.md; the preview spec checks that
-a preview has the final's timing at preview size.
+(ITU-R BS.1770-4) and true peak by 4x oversampling. The picture and sound checks (duplicated,
+black, frozen and flashing frames, legal levels, silence, clipping) share one decode of the file
+(templates/qc_checks.py). The specs, one per destination, are in templates/qc_specs.py.
 """
 
 from __future__ import annotations
@@ -18,53 +18,12 @@ import numpy as np
 import pyloudnorm
 from scipy.signal import resample_poly
 
+from templates import qc_checks
 from templates.audio import RATE, pcm, tool
+from templates.qc_checks import Rule
+from templates.qc_specs import BROADCAST, PREVIEW, SPECS, Spec
 
-
-@dataclass(frozen=True)
-class Spec:
-    name: str
-    width: int
-    height: int
-    frame_rates: tuple[Fraction, ...] = (Fraction(30000, 1001), Fraction(24000, 1001))
-    durations: tuple[float, ...] = (15.0, 30.0)
-    video_codecs: tuple[str, ...] = ("h264", "prores")
-    min_video_kbps: int | None = None
-    audio_codecs: tuple[str, ...] = ("aac", "pcm_s16le", "pcm_s24le")
-    min_aac_kbps: int | None = None
-    loudness: tuple[float, float] | None = None  # LKFS target, tolerance
-    max_true_peak: float | None = None
-    check_duplicates: bool = False
-
-
-BROADCAST = Spec(
-    "broadcast (CTV master)",
-    1920,
-    1080,
-    min_video_kbps=15_000,
-    min_aac_kbps=192,
-    loudness=(-24.0, 2.0),
-    max_true_peak=-2.0,
-    check_duplicates=True,
-)
-PREVIEW = Spec("preview", 640, 360)
-
-
-@dataclass(frozen=True)
-class Rule:
-    name: str
-    passed: bool
-    measured: str
-    expected: str
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "passed", bool(self.passed))  # numpy comparisons give np.bool_
-
-    def line(self) -> str:
-        return (
-            f"{'PASS' if self.passed else 'FAIL'}  {self.name}: {self.measured} "
-            f"(expected {self.expected})"
-        )
+__all__ = ["BROADCAST", "PREVIEW", "SPECS", "Report", "Rule", "Spec", "check", "true_peak_dbtp"]
 
 
 @dataclass
@@ -101,59 +60,65 @@ class Report:
 def check(path: Path, spec: Spec = BROADCAST) -> Report:
     path = Path(path)
     report = Report(str(path), spec.name)
-    add = report.rules.append
     probe = _probe(path)
     if probe is None:
-        add(Rule("readable", False, "ffprobe cannot read the file", "a video file"))
+        report.rules.append(Rule("readable", False, "ffprobe cannot read the file", "a video file"))
         return report
     video = next((s for s in probe["streams"] if s["codec_type"] == "video"), None)
     audio = next((s for s in probe["streams"] if s["codec_type"] == "audio"), None)
     if video is None:
-        add(Rule("video stream", False, "none", "one video stream"))
+        report.rules.append(Rule("video stream", False, "none", "one video stream"))
         return report
+    duration = float(probe["format"]["duration"])
+    fps = float(Fraction(video["r_frame_rate"]))
+    report.rules += _video_rules(video, probe, spec, duration)
+    decoded = _decode(path, spec, video, audio is not None)
+    report.rules += _picture_rules(path, decoded, spec, duration, fps)
+    if audio is None:
+        report.rules.append(Rule("audio stream", False, "none", "48 kHz stereo"))
+        return report
+    report.rules += _audio_rules(audio, spec)
+    report.rules += _level_rules(path, decoded, spec, duration, fps)
+    return report
+
+
+def _video_rules(video: dict, probe: dict, spec: Spec, duration: float) -> list[Rule]:
     codec = video["codec_name"]
     profile = video.get("profile", "")
-    ok = codec in spec.video_codecs and (codec != "h264" or profile == "High")
-    add(Rule("video codec", ok, f"{codec} {profile}".strip(), "H.264 High or ProRes"))
     size = (video["width"], video["height"])
-    add(
+    sar = video.get("sample_aspect_ratio", "1:1")
+    field_order = video.get("field_order", "progressive")
+    r_rate, avg_rate = Fraction(video["r_frame_rate"]), Fraction(video["avg_frame_rate"])
+    rates = " or ".join(f"{float(r):.3f}" for r in spec.frame_rates)
+    rules = [
+        Rule(
+            "video codec",
+            codec in spec.video_codecs and (codec != "h264" or profile == "High"),
+            f"{codec} {profile}".strip(),
+            "H.264 High or ProRes",
+        ),
         Rule(
             "frame size",
             size == (spec.width, spec.height),
             f"{size[0]}x{size[1]}",
             f"{spec.width}x{spec.height}",
-        )
-    )
-    sar = video.get("sample_aspect_ratio", "1:1")
-    add(Rule("square pixels (16:9)", sar in ("1:1", "0:1"), f"SAR {sar}", "SAR 1:1"))
-    field_order = video.get("field_order", "progressive")
-    add(Rule("progressive", field_order in ("progressive", "unknown"), field_order, "progressive"))
-    r_rate, avg_rate = Fraction(video["r_frame_rate"]), Fraction(video["avg_frame_rate"])
-    rates = " or ".join(f"{float(r):.3f}" for r in spec.frame_rates)
-    add(Rule("frame rate", r_rate in spec.frame_rates, f"{float(r_rate):.3f} fps", rates))
-    add(
+        ),
+        Rule("square pixels", sar in ("1:1", "0:1"), f"SAR {sar}", "SAR 1:1"),
+        Rule("progressive", field_order in ("progressive", "unknown"), field_order, "progressive"),
+        Rule("frame rate", r_rate in spec.frame_rates, f"{float(r_rate):.3f} fps", rates),
         Rule(
             "constant frame rate",
             avg_rate == r_rate,
             f"average {float(avg_rate):.3f}, nominal {float(r_rate):.3f}",
             "equal",
-        )
-    )
-    duration = float(probe["format"]["duration"])
-    frames = int(video.get("nb_frames") or round(duration * r_rate))
-    half_frame = 0.5 / float(r_rate) if r_rate else 0.0
-    nominal = min(spec.durations, key=lambda d: abs(d - duration))
-    add(
-        Rule(
-            "duration",
-            abs(duration - nominal) <= half_frame + 1e-6,
-            f"{duration:.3f} s ({frames} frames)",
-            " or ".join(f"{d:.3f} s to the nearest frame" for d in spec.durations),
-        )
-    )
+        ),
+        _duration_rule(
+            duration, int(video.get("nb_frames") or round(duration * r_rate)), r_rate, spec
+        ),
+    ]
     if spec.min_video_kbps is not None:
         kbps = int(video.get("bit_rate") or probe["format"].get("bit_rate", 0)) / 1000
-        add(
+        rules.append(
             Rule(
                 "video bitrate",
                 kbps >= spec.min_video_kbps,
@@ -161,25 +126,78 @@ def check(path: Path, spec: Spec = BROADCAST) -> Report:
                 f">= {spec.min_video_kbps / 1000:g} Mbps",
             )
         )
-    if audio is None:
-        add(Rule("audio stream", False, "none", "48 kHz stereo"))
-        return report
-    acodec = audio["codec_name"]
-    add(Rule("audio codec", acodec in spec.audio_codecs, acodec, "AAC or PCM"))
-    add(
+    return rules
+
+
+def _duration_rule(duration: float, frames: int, rate: Fraction, spec: Spec) -> Rule:
+    """Exactly one of the spec's lengths to the nearest frame, or inside one of its ranges."""
+    half_frame = 0.5 / float(rate) if rate else 0.0
+    exact = any(abs(duration - d) <= half_frame + 1e-6 for d in spec.durations)
+    inside = any(lo - half_frame <= duration <= hi + half_frame for lo, hi in spec.duration_ranges)
+    expected = [f"{d:.3f} s to the nearest frame" for d in spec.durations]
+    expected += [f"{lo:g}-{hi:g} s" for lo, hi in spec.duration_ranges]
+    return Rule(
+        "duration",
+        exact or inside,
+        f"{duration:.3f} s ({frames} frames)",
+        " or ".join(expected),
+    )
+
+
+def _decode(path: Path, spec: Spec, video: dict, has_audio: bool) -> qc_checks.Decoded | None:
+    """The one full decode the spec's checks need, or None when they need none."""
+    silence = has_audio and spec.max_silence_s is not None
+    if not (spec.check_duplicates or spec.checks_picture or silence):
+        return None
+    size = (video["width"], video["height"]) if spec.checks_picture else None
+    return qc_checks.decode(path, hashes=spec.check_duplicates, size=size, audio=silence)
+
+
+def _picture_rules(
+    path: Path, decoded: qc_checks.Decoded | None, spec: Spec, duration: float, fps: float
+) -> list[Rule]:
+    if decoded is None:
+        return []
+    rules = []
+    if spec.check_duplicates:
+        dupes = qc_checks.repeats(decoded.hashes)
+        first = _first_frame_spread(path)
+        rules += [
+            Rule(
+                "no duplicated frames",
+                not dupes,
+                f"{len(dupes)} repeats" + (f", first at frame {dupes[0]}" if dupes else ""),
+                "0 repeats",
+            ),
+            Rule(
+                "no slate or countdown",
+                first > 8.0,
+                f"first frame spread {first:.0f}",
+                "picture from the first frame",
+            ),
+        ]
+    if spec.checks_picture:
+        rules += qc_checks.picture_rules(decoded, spec, duration, fps)
+    return rules
+
+
+def _audio_rules(audio: dict, spec: Spec) -> list[Rule]:
+    codec, rate = audio["codec_name"], audio.get("sample_rate")
+    rules = [
+        Rule("audio codec", codec in spec.audio_codecs, codec, "AAC or PCM"),
         Rule(
             "audio sample rate",
-            audio.get("sample_rate") == str(RATE),
-            f"{audio.get('sample_rate')} Hz",
-            "48000 Hz",
-        )
-    )
-    add(
-        Rule("audio channels", audio.get("channels") == 2, str(audio.get("channels")), "2 (stereo)")
-    )
-    if spec.min_aac_kbps is not None and acodec == "aac":
+            rate in {str(r) for r in spec.sample_rates},
+            f"{rate} Hz",
+            " or ".join(f"{r} Hz" for r in spec.sample_rates),
+        ),
+        Rule(
+            "audio channels", audio.get("channels") == 2, str(audio.get("channels")), "2 (stereo)"
+        ),
+    ]
+    if spec.min_aac_kbps is not None and codec == "aac":
         kbps = int(audio.get("bit_rate", 0)) / 1000
-        add(
+        rules.append(
             Rule(
                 "audio bitrate",
                 kbps >= spec.min_aac_kbps * 0.98,
@@ -187,49 +205,42 @@ def check(path: Path, spec: Spec = BROADCAST) -> Report:
                 f">= {spec.min_aac_kbps} kbps",
             )
         )
-    if spec.loudness or spec.max_true_peak is not None:
+    return rules
+
+
+def _level_rules(
+    path: Path, decoded: qc_checks.Decoded | None, spec: Spec, duration: float, fps: float
+) -> list[Rule]:
+    rules = []
+    samples = None
+    if spec.loudness or spec.max_true_peak is not None or spec.max_clipped is not None:
         samples = pcm(path).astype(np.float64)
-        if spec.loudness:
-            target, tolerance = spec.loudness
-            lufs = pyloudnorm.Meter(RATE).integrated_loudness(samples)
-            add(
-                Rule(
-                    "integrated loudness",
-                    abs(lufs - target) <= tolerance,
-                    f"{lufs:.1f} LKFS",
-                    f"{target:g} ± {tolerance:g} LKFS",
-                )
-            )
-        if spec.max_true_peak is not None:
-            peak = true_peak_dbtp(samples)
-            add(
-                Rule(
-                    "true peak",
-                    peak <= spec.max_true_peak,
-                    f"{peak:.1f} dBTP",
-                    f"<= {spec.max_true_peak:g} dBTP",
-                )
-            )
-    if spec.check_duplicates:
-        dupes = _duplicated_frames(path)
-        add(
+    if spec.loudness:
+        target, tolerance = spec.loudness
+        lufs = pyloudnorm.Meter(RATE).integrated_loudness(samples)
+        rules.append(
             Rule(
-                "no duplicated frames",
-                not dupes,
-                f"{len(dupes)} repeats" + (f", first at frame {dupes[0]}" if dupes else ""),
-                "0 repeats",
+                "integrated loudness",
+                abs(lufs - target) <= tolerance,
+                f"{lufs:.1f} LKFS",
+                f"{target:g} ± {tolerance:g} LKFS",
             )
         )
-        first = _first_frame_spread(path)
-        add(
+    if spec.max_true_peak is not None:
+        peak = true_peak_dbtp(samples)
+        rules.append(
             Rule(
-                "no slate or countdown",
-                first > 8.0,
-                f"first frame spread {first:.0f}",
-                "picture from the first frame",
+                "true peak",
+                peak <= spec.max_true_peak,
+                f"{peak:.1f} dBTP",
+                f"<= {spec.max_true_peak:g} dBTP",
             )
         )
-    return report
+    if spec.max_clipped is not None:
+        rules.append(qc_checks.clipping_rule(samples, spec.max_clipped))
+    if spec.max_silence_s is not None and decoded is not None:
+        rules.append(qc_checks.silence_rule(decoded.silent, spec.max_silence_s, duration, fps))
+    return rules
 
 
 def true_peak_dbtp(samples: np.ndarray) -> float:
@@ -259,18 +270,7 @@ def _probe(path: Path) -> dict | None:
 
 def _duplicated_frames(path: Path) -> list[int]:
     """Indices of frames identical to the one before (decoded pixels, hashed)."""
-    out = subprocess.run(
-        [tool(), "-v", "error", "-i", str(path), "-map", "0:v:0", "-f", "framemd5", "-"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    hashes = [
-        line.split(",")[-1].strip()
-        for line in out.splitlines()
-        if line and not line.startswith("#")
-    ]
-    return [i for i in range(1, len(hashes)) if hashes[i] == hashes[i - 1]]
+    return qc_checks.repeats(qc_checks.decode(path, hashes=True).hashes)
 
 
 def _first_frame_spread(path: Path) -> float:

@@ -10,10 +10,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from templates.audio import STYLES
 from templates.errors import BriefError
 from templates.spec import Motion, SceneSpec, Template, TextSlot, Transition
 
 HEX = re.compile(r"^#[0-9A-Fa-f]{6}$")
+UPLOADED = "upload"  # a brief's music: the business's own track, stored beside the brief
 
 
 class Brand(BaseModel):
@@ -48,7 +50,17 @@ class Brief(BaseModel):
     phone: str = ""
     tagline: str = ""
     setting: str = "a sunny main street"  # where visuals are set; personalization replaces it
+    voiceover: str = ""  # spoken over the scenes (templates.mix)
+    music: str = ""  # a built-in style (audio.STYLES), UPLOADED, or "": the template's own bed
     brand: Brand = Brand()
+
+    @field_validator("music")
+    @classmethod
+    def _music(cls, music: str) -> str:
+        if music not in ("", UPLOADED, *STYLES):
+            styles = ", ".join(f"{name} ({style.label})" for name, style in STYLES.items())
+            raise ValueError(f"the music is one of {styles}, or {UPLOADED} (your own track)")
+        return music
 
 
 class VisualNeed(BaseModel):
@@ -131,12 +143,15 @@ def build_storyboard(
         start += spec.duration
     if problems:
         raise CopyError("; ".join(problems))
+    style, bpm = template.audio_bed.style, template.audio_bed.bpm
+    if brief.music in STYLES:  # a style the brief chooses plays at its own tempo
+        style, bpm = brief.music, STYLES[brief.music].bpm
     return Storyboard(
         template_id=template.id,
         template_version=template.version,
         duration=template.duration,
-        audio_style=template.audio_bed.style,
-        audio_bpm=template.audio_bed.bpm,
+        audio_style=style,
+        audio_bpm=bpm,
         brief=brief,
         scenes=scenes,
     )

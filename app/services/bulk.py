@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from PIL import Image
 
 from app.services import spots
-from app.services.audience_copy import adapt
+from app.services.audience_copy import aired
 from app.services.backgrounds import (
     Background,
     background,
@@ -51,7 +51,6 @@ from storage import (
     VariantStatus,
 )
 from templates.composite import composite
-from templates.spec import load_template
 
 if TYPE_CHECKING:
     from app.services.context import AppContext
@@ -108,6 +107,10 @@ def run_key(business_id: int, plan: MatrixPlan) -> str:
         "recipe": plan.recipe,
         "seed": plan.seed,
     }
+    # Lines chosen since a run started make another run, whose variants all air them; with
+    # none chosen, a plan keeps the key it had before owners chose lines.
+    if plan.lines:
+        spec["lines"] = plan.lines
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -140,10 +143,12 @@ def start(ctx: AppContext, engine: Engine, business_id: int, plan: MatrixPlan) -
                 pending.append(base.id)  # its key frame, too
                 if base.status in (VariantStatus.PLANNED, VariantStatus.CANCELLED):
                     tenant.variants.set_status(base.id, VariantStatus.QUEUED)
-            brief, template = spots.brief_of(spot.copy), load_template(spot.template_id)
-            # The copy adapted once per audience, shared by its variants in every place.
+            brief = spots.brief_of(spot.copy)
+            # The copy as it airs for each audience, shared by its variants in every place.
+            lines = plan.lines.get(spot_id, {})
             inputs = {
-                a.id: spots.variant_inputs(spot, adapt(brief, a, template)) for a in plan.audiences
+                a.id: spots.variant_inputs(spot, aired(brief, a, lines.get(a.id, {})))
+                for a in plan.audiences
             }
             cells = [
                 (
@@ -203,7 +208,9 @@ class FrameHandler:
         self, ctx: AppContext, engine: Engine, jobs: list[Job], tallies: Tallies
     ) -> dict[int, Exception | None]:
         outcomes: dict[int, Exception | None] = {}
-        todo: dict[int, list[tuple[Job, GenerationParams]]] = {}  # by business
+        # By business, and by whether stored results may be reused: a job with "fresh" in its
+        # payload (refine remaking a variant whose files were damaged) makes them all anew.
+        todo: dict[tuple[int, bool], list[tuple[Job, GenerationParams]]] = {}
         for job in jobs:
             try:
                 params = _start_frame(ctx, job.business_id, int(job.payload["variant_id"]))
@@ -213,15 +220,16 @@ class FrameHandler:
             if params is None:  # made before a crash
                 outcomes[job.id] = None
             else:
-                todo.setdefault(job.business_id, []).append((job, params))
-        for business_id, items in todo.items():
-            scenes = self._backgrounds(ctx, engine, business_id, items, tallies, outcomes)
+                reuse = self.reuse and not job.payload.get("fresh")
+                todo.setdefault((job.business_id, reuse), []).append((job, params))
+        for (business_id, reuse), items in todo.items():
+            scenes = self._backgrounds(ctx, engine, business_id, items, tallies, outcomes, reuse)
             for job, params in items:
                 if job.id in outcomes:
                     continue
                 try:
                     frame = _composed(ctx, engine, business_id, params, scenes[job.id],
-                                      tallies, self.reuse)  # fmt: skip
+                                      tallies, reuse)  # fmt: skip
                     _keep_frame(ctx, business_id, int(job.payload["variant_id"]), frame,
                                 scenes[job.id], self.worker)  # fmt: skip
                     outcomes[job.id] = None
@@ -229,11 +237,11 @@ class FrameHandler:
                     outcomes[job.id] = exc
         return outcomes
 
-    def _backgrounds(self, ctx, engine, business_id, items, tallies, outcomes) -> dict:
+    def _backgrounds(self, ctx, engine, business_id, items, tallies, outcomes, reuse) -> dict:
         requests = [_bulk_request(params) for _, params in items]
         try:
             made = backgrounds(ctx, engine, business_id, requests, tally=tallies.backgrounds,
-                               reuse=self.reuse)  # fmt: skip
+                               reuse=reuse)  # fmt: skip
             return {job.id: m for (job, _), m in zip(items, made, strict=True)}
         except Exception:  # one bad request: the others are made one by one, each its own fate
             found = {}
@@ -241,7 +249,7 @@ class FrameHandler:
                 try:
                     found[job.id] = background(
                         ctx, engine, business_id, request,
-                        tally=tallies.backgrounds, reuse=self.reuse,
+                        tally=tallies.backgrounds, reuse=reuse,
                     )  # fmt: skip
                 except Exception as exc:
                     outcomes[job.id] = exc
@@ -323,6 +331,23 @@ def run_status(ctx: AppContext, business_id: int, run: str) -> RunReport:
 
 def _job_key(variant_id: int) -> JobKey:
     return JobKey(KIND, variant_id)
+
+
+def make_child(
+    ctx: AppContext, business_id: int, parent, params: GenerationParams, *, fresh: bool = False
+) -> int:
+    """A child of `parent` (in its place and audience) made from `params`, queued for its frame
+    like a run's variants (`fresh`: every stored result it needs made anew); its id. The
+    child's role and what it changed are in `params.extra`."""
+    with ctx.tenant(business_id) as tenant:
+        child = tenant.variants.create(
+            parent.spot_id, params, geography_id=parent.geography_id,
+            audience_id=parent.audience_id, parent_id=parent.id,
+        )  # fmt: skip
+        tenant.variants.set_status(child.id, VariantStatus.QUEUED)
+    payload = {"variant_id": child.id, "fresh": True} if fresh else {"variant_id": child.id}
+    JobQueue(ctx.db).enqueue(KIND, payload, business_id=business_id, key=_job_key(child.id))
+    return child.id
 
 
 def rerender_frame(

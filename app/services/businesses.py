@@ -79,3 +79,12 @@ def first_spot(ctx: AppContext, business_id: int, campaign_id: int) -> int:
         if not found:
             raise UserError("this campaign has no spot yet; make one from a brief")
         return found[0].id
+
+
+def last_spot(ctx: AppContext, business_id: int) -> int | None:
+    """Where a returning owner left off: the newest spot of their newest campaign that has one."""
+    with ctx.tenant(business_id) as tenant:
+        for campaign in tenant.campaigns.list():
+            if found := tenant.campaigns.spots(campaign.id):
+                return found[-1].id
+    return None

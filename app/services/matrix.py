@@ -4,10 +4,10 @@ anything runs, so a business sees what it starts."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from app.services import library
+from app.services import library, spots
 from app.services.backgrounds import background_request, generation_key
 from app.services.errors import UserError
 from engine import Engine, preset_for, with_defaults
@@ -30,6 +30,9 @@ class MatrixPlan:
     backgrounds: int  # distinct backgrounds the matrix needs
     backgrounds_cached: int  # of those, already made
     seconds_per_background: float
+    # The owner's chosen lines per spot and audience (spots.audience_lines), only where they
+    # chose any: what the run airs, and part of what identifies it (bulk.run_key).
+    lines: dict[int, dict[int, dict[str, str]]] = field(default_factory=dict)
 
     @property
     def variants(self) -> int:
@@ -59,8 +62,8 @@ def plan_matrix(
     count = len(spot_ids) * len(geography_ids) * len(audience_ids)
     if count > MAX_VARIANTS:
         raise UserError(f"{count} variants is more than one run makes ({MAX_VARIANTS})")
-    geographies = _pick(library.geographies(ctx, business_id), geography_ids, "geography")
-    audiences = _pick(library.audiences(ctx, business_id), audience_ids, "audience")
+    geographies = pick(library.geographies(ctx, business_id), geography_ids, "geography")
+    audiences = pick(library.audiences(ctx, business_id), audience_ids, "audience")
     revision = engine.revision(preset)
     # One request per distinct background (audiences in the same light share one), hashed once.
     requests = dict.fromkeys(
@@ -69,9 +72,13 @@ def plan_matrix(
         for a in audiences
     )
     keys = [generation_key(request, revision) for request in requests]
+    lines = {}
     with ctx.tenant(business_id) as tenant:
         for spot_id in spot_ids:
-            tenant.campaigns.spot(spot_id)
+            chosen = spots.audience_lines(tenant.campaigns.spot(spot_id).copy)
+            mine = {a.id: chosen[a.id] for a in audiences if chosen.get(a.id)}
+            if mine:
+                lines[spot_id] = mine
         cached = len(tenant.generations.existing(keys))  # a query per thousand backgrounds
         typical = tenant.generations.typical_seconds(preset_for(preset).id)
     if typical is None:
@@ -86,10 +93,12 @@ def plan_matrix(
         len(keys),
         cached,
         typical,
+        lines,
     )
 
 
-def _pick(views: list, ids: list[int], what: str) -> list:
+def pick(views: list, ids: list[int], what: str) -> list:
+    """The views of these ids, in their order, once each; NotFound for one not among them."""
     by_id = {v.id: v for v in views}
     missing = [i for i in ids if i not in by_id]
     if missing:

@@ -1,10 +1,11 @@
 """A variant rendered as a spot: preview or broadcast final, QC'd and stored with its report.
 
 Everything comes from what the variant stored: its copy (the brief as adapted to its audience
-when it was made; a base variant's is the brief itself), its scene order, its backgrounds (the
-generations its parameters name, one per seed when a scene was regenerated on its own) and the
-stored cut-out of the spot's photo. These are the assets the approved
-preview used, so the final airs what was approved.
+when it was made; a base variant's is the brief itself, voice-over script and music choice
+included: the voice is spoken again from the script, the same samples every time), an uploaded
+track, its scene order, its backgrounds (the generations its parameters name, one per seed when
+a scene was regenerated on its own) and the stored cut-out of the spot's photo. These are the
+assets the approved preview used, so the final airs what was approved.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from PIL import Image
 from app.services.cutouts import cutout
 from app.services.errors import Busy, UserError
 from app.services.jobs import Tallies, ensure_room
-from app.services.spots import resolved_brief, scene_backdrops
+from app.services.spots import resolved_brief, scene_backdrops, uploaded_track
 from engine import Engine
 from storage import GenerationParams, Job, JobKey, JobQueue, RenderTier, VariantStatus
 from templates.export import TIERS, frames_at
@@ -67,6 +68,7 @@ def render_variant(
         params = GenerationParams.of(variant)
         brand_files = params.extra.get("brand_assets", {})
         brief = resolved_brief(tenant, params.extra["copy"], brand_files)
+        track = uploaded_track(tenant, brief, brand_files)
     board = build_storyboard(template, brief, params.extra.get("scene_order"))
     backdrops = scene_backdrops(ctx, engine, business_id, params, board)
     product = cutout(ctx, engine, business_id, int(params.extra["product_asset_id"]))
@@ -78,7 +80,8 @@ def render_variant(
         if s.visual.source != "brand"
     }
     with tempfile.TemporaryDirectory(prefix="spotforge-render-") as tmp:
-        result = render_spot(board, visuals, TIERS[tier], Path(tmp) / f"variant-{variant_id}.mp4")
+        out = Path(tmp) / f"variant-{variant_id}.mp4"
+        result = render_spot(board, visuals, TIERS[tier], out, track)
         report = result.report.to_dict()
         with ctx.tenant(business_id) as tenant:
             asset = tenant.assets.add(result.path, f"variant-{variant_id}-{tier}.mp4")

@@ -58,7 +58,8 @@ def stored(
     tally: Reuse | None = None,
 ) -> Stored:
     """The result under `key`: the stored one, or `make()`'s bytes and params stored as asset
-    `name`. `reuse=False` makes it regardless (to measure what reuse saves)."""
+    `name`. `reuse=False` makes it regardless (to measure what reuse saves, or to replace a
+    damaged copy) and records what it made as the result under `key`."""
     with ctx.tenant(business_id) as tenant:
         cached = tenant.generations.get(key) if reuse else None
         result = None if cached is None else Stored(cached.asset_id, key, True, cached.params)
@@ -67,7 +68,9 @@ def stored(
         data, params = make()
         with ctx.tenant(business_id) as tenant:
             asset = tenant.assets.add(data, name)
-            row = tenant.generations.add(key, asset, params, time.perf_counter() - began)
+            row = tenant.generations.add(
+                key, asset, params, time.perf_counter() - began, replace=not reuse
+            )
             result = Stored(row.asset_id, key, False, row.params)
     if tally is not None:
         tally.asked += 1

@@ -11,16 +11,19 @@ from typing import TYPE_CHECKING, Any
 from PIL import Image
 from pydantic import ValidationError
 
+from app.services import brand_kits
 from app.services.backgrounds import background, setting_request, stored_request
 from app.services.errors import UserError
-from app.services.text_rules import FIELDS, clean_all
+from app.services.text_rules import FIELDS, clean, clean_all
 from engine import ENGINE_VERSION, preset_for, with_defaults
-from storage import Business, GenerationParams, NotFound, Spot
+from storage import GenerationParams, Spot
+from templates import audio, mix
+from templates.errors import BriefError
 from templates.export import scene_stills
 from templates.motion import Still
 from templates.overlay import check_layout
 from templates.spec import Template, all_templates, load_template
-from templates.storyboard import ON_SCREEN, Brand, Brief, build_storyboard, left_out
+from templates.storyboard import ON_SCREEN, UPLOADED, Brand, Brief, build_storyboard, left_out
 
 if TYPE_CHECKING:
     from app.services.context import AppContext
@@ -28,6 +31,14 @@ if TYPE_CHECKING:
 
 FRAME = (1280, 720)  # a variant's key frame
 BRAND_FILES = ("logo", "heading_font", "body_font")
+FILES = (*BRAND_FILES, "music_file")  # a brief's uploads besides its photos ("brand_assets")
+# The brief's music, as the page offers it: the template's own bed, a built-in style by what
+# it suits, or the business's own track.
+MUSIC_CHOICES = [
+    ("The template's own", ""),
+    *((style.label, name) for name, style in audio.STYLES.items()),
+    ("Upload your own", UPLOADED),
+]
 MAX_PHOTOS = 5
 
 
@@ -54,6 +65,9 @@ class BriefForm:
     logo: Path | None = None
     heading_font: Path | None = None
     body_font: Path | None = None
+    voiceover: str = ""  # spoken over the scenes
+    music: str = ""  # a MUSIC_CHOICES value; UPLOADED plays music_file
+    music_file: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -106,30 +120,43 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
     checked before anything is stored, so a refused brief leaves no row and no file."""
     template = load_template(form.template_id)
     text = clean_all({"campaign_name": form.campaign_name, "objective": form.objective})
-    copy = clean_all(form.copy)
+    copy = {**clean_all(form.copy), "voiceover": script(form.voiceover)}
     if not text["campaign_name"]:
         raise UserError("Give the campaign a name.")
     if not form.product_photos:
         raise UserError("Add a photo of your product.")
     if len(form.product_photos) > MAX_PHOTOS:
         raise UserError(f"Add at most {MAX_PHOTOS} product photos.")
-    with ctx.db.session() as session:
-        business = session.get(Business, business_id)
-        if business is None:
-            raise NotFound("business", business_id)
-        business_name = business.name
+    with ctx.tenant(business_id) as tenant:
+        business_name = tenant.business.name
+        # The kit's logo and fonts stand in for those not uploaded; an upload replaces them.
+        kept = {r: a for r, a in tenant.brand_kit.files().items() if getattr(form, r) is None}
+        kept_paths = {role: tenant.assets.path(asset) for role, asset in kept.items()}
     given = {k: v for k, v in copy.items() if v}  # an empty field takes the default
     # The name is the business's own (its account's), whatever the form says.
-    brief = brief_of({**given, "business_name": business_name, "brand": {"colors": form.colors}})
+    brief = brief_of(
+        {**given, "business_name": business_name, "music": form.music,
+         "brand": {"colors": form.colors}}
+    )  # fmt: skip
     build_storyboard(template, brief)  # CopyError says which line is too long for which scene
+    if (brief.music == UPLOADED) != (form.music_file is not None):
+        raise UserError(
+            "Upload your music track, or choose one of the built-in styles."
+            if form.music_file is None
+            else "You uploaded a music track: choose Upload your own under Music to play it."
+        )
+    mix.spoken_length(brief.voiceover, template.duration)  # a script too long is refused
     uploads = [(p, "product photo") for p in form.product_photos] + [
-        (path, role) for role in BRAND_FILES if (path := getattr(form, role)) is not None
+        (path, role) for role in FILES if (path := getattr(form, role)) is not None
     ]
     for path, role in uploads:
         _check_upload(ctx, path, role)
+    if form.music_file is not None:
+        audio.decode(form.music_file, template.duration)  # one that cannot be played is refused
     # Every line laid out as the final lays it out, in the brand's own fonts and beside its
     # logo: a LayoutError names the line that would not fit on screen.
     files = {role: path for role in BRAND_FILES if (path := getattr(form, role)) is not None}
+    files |= kept_paths
     branded = brief.model_copy(update={"brand": brief.brand.model_copy(update=files)})
     try:
         check_layout(build_storyboard(template, branded))
@@ -138,7 +165,8 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
     with ctx.tenant(business_id) as tenant:
         photos = [tenant.assets.add(p, p.name).id for p in form.product_photos]
         brand = uploads[len(photos) :]
-        files = {role: tenant.assets.add(path, path.name).id for path, role in brand}
+        files = kept | {role: tenant.assets.add(path, path.name).id for path, role in brand}
+        brand_kits.save(tenant, brief, {r: a for r, a in files.items() if r in BRAND_FILES})
         campaign = tenant.campaigns.create(text["campaign_name"], text["objective"])
         stored = {**brief.model_dump(mode="json"), "brand_assets": files}
         spot = tenant.campaigns.create_spot(
@@ -154,6 +182,7 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
 
 BRIEF_COPY = ("product_name", "headline", "body", "offer", "cta_text", "cta_url", "phone",
               "tagline", "setting")  # fmt: skip
+BRIEF_EXTRAS = ("objective", "colors", "voiceover", "music")
 
 
 def brief_form(
@@ -165,17 +194,20 @@ def brief_form(
     logo: Path | None = None,
     heading_font: Path | None = None,
     body_font: Path | None = None,
+    music_file: Path | None = None,
 ) -> BriefForm:
     """A brief as a script writes it (`spotforge spot create --brief`): a JSON object of the
-    copy (BRIEF_COPY), optionally "objective" and "colors" (#RRGGBB, primary first). The
-    business's name is its own, so a "business_name" in it is not used."""
+    copy (BRIEF_COPY), optionally "objective", "colors" (#RRGGBB, primary first), "voiceover"
+    (the script spoken over it) and "music" (a built-in style; the uploaded track when
+    `music_file` is given). The business's name is its own, so a "business_name" in it is not
+    used."""
     if not isinstance(brief, dict):
         raise UserError("The brief must be a JSON object of the spot's copy.")
-    unknown = sorted(set(brief) - {*BRIEF_COPY, "objective", "colors", "business_name"})
+    unknown = sorted(set(brief) - {*BRIEF_COPY, *BRIEF_EXTRAS, "business_name"})
     if unknown:
         raise UserError(
             f"The brief has fields Spotforge does not know ({', '.join(unknown)}); it takes "
-            f"{', '.join(BRIEF_COPY)}, objective and colors."
+            f"{', '.join(BRIEF_COPY + BRIEF_EXTRAS[:-1])} and {BRIEF_EXTRAS[-1]}."
         )
     colors = brief.get("colors", Brand().colors)
     if not isinstance(colors, list) or not all(isinstance(c, str) for c in colors):
@@ -190,17 +222,45 @@ def brief_form(
         logo=logo,
         heading_font=heading_font,
         body_font=body_font,
+        voiceover=brief.get("voiceover") or "",
+        music=brief.get("music") or (UPLOADED if music_file else ""),
+        music_file=music_file,
     )
+
+
+KINDS = {"image": "a PNG, JPEG or WebP image", "font": "a TTF or OTF font",
+         "audio": "WAV, MP3 or M4A audio"}  # fmt: skip
 
 
 def _check_upload(ctx: AppContext, path: Path, role: str) -> None:
     """Refuse an upload that is not the kind its role needs, before anything is stored."""
     what = role.replace("_", " ")
-    family = "font" if role.endswith("font") else "image"
+    family = "font" if role.endswith("font") else "audio" if role == "music_file" else "image"
     info = ctx.assets.inspect(path)
     if info.media_type.split("/")[0] != family:
-        kinds = "a TTF or OTF font" if family == "font" else "a PNG, JPEG or WebP image"
-        raise UserError(f"The {what} must be {kinds}.")
+        raise UserError(f"The {what} must be {KINDS[family]}.")
+
+
+def script(text: str | None) -> str:
+    """A voice-over as it is stored and spoken: one line (a line break is only a space to a
+    voice), within the field's rules."""
+    return clean("voiceover", " ".join(text.split()) if isinstance(text, str) else text)
+
+
+def voiceover_note(text: str | None, duration: int) -> str:
+    """The voice-over's spoken length against the room a spot of `duration` seconds has, for
+    the brief page as the script is typed; what would be refused is said the same way."""
+    try:
+        words = script(text)
+        if not words:
+            return ""
+        length = mix.spoken_length(words, duration)
+    except (UserError, BriefError) as exc:
+        return f"⚠ {exc}"
+    return (
+        f"Voice-over: about {length:.1f} s spoken; a {duration} s spot has room for about "
+        f"{mix.room(duration):.0f} s."
+    )
 
 
 def spot_view(ctx: AppContext, business_id: int, spot_id: int) -> SpotView:
@@ -380,10 +440,35 @@ def resolved_brief(tenant, copy: dict[str, Any], brand_assets: dict[str, int]) -
     return brief.model_copy(update={"brand": brief.brand.model_copy(update=files)})
 
 
+AUDIENCE_LINES = "audience_lines"  # in a spot's copy: the lines its owner chose per audience
+
+
+def audience_lines(copy: dict[str, Any]) -> dict[int, dict[str, str]]:
+    """The lines the owner chose per audience (by id) as the spot's copy stores them; an audience
+    without any airs the owner's own words."""
+    return {int(a): dict(lines) for a, lines in copy.get(AUDIENCE_LINES, {}).items()}
+
+
+def check_copy(tenant, template: Template, brief: Brief, made_with: dict[str, Any]) -> None:
+    """Words written after the brief (an audience's lines, a variant's edit) checked as the
+    brief's were: they fit the template's scenes (CopyError) and lay out on screen in the
+    brand's own fonts (LayoutError). `made_with` (a spot's copy, a variant's parameters) gives
+    the brand files and the scene order."""
+    files = made_with.get("brand_assets", {})
+    branded = resolved_brief(tenant, brief.model_dump(mode="json"), files)
+    check_layout(build_storyboard(template, branded, made_with.get("scene_order")))
+
+
+def uploaded_track(tenant, brief: Brief, brand_assets: dict[str, int]) -> Path | None:
+    """The stored track a brief plays under its spot, when it chose its own."""
+    return tenant.assets.path(int(brand_assets["music_file"])) if brief.music == UPLOADED else None
+
+
 def variant_inputs(spot: Spot, copy: Brief) -> dict[str, Any]:
     """What a variant is made from besides its background: the product photo, the frame, the
-    copy (adapted to its audience), the brand files, the scene order and the scenes' own seeds,
-    so it renders the same whatever changes later in the library or the brief."""
+    copy (adapted to its audience; with it the voice-over script and the music chosen), the
+    brand files and an uploaded track, the scene order and the scenes' own seeds, so it renders
+    the same whatever changes later in the library or the brief."""
     return {
         "product_asset_id": spot.product_assets[0].id,
         "frame": list(FRAME),

@@ -23,6 +23,7 @@ FIELDS: dict[str, tuple[str, int]] = {
     "phone": ("phone", 40),
     "tagline": ("tagline", 120),
     "setting": ("setting", 200),
+    "voiceover": ("voice-over", 500),  # past what a 30 s spot has room to say
 }
 # Control (Cc), format (Cf: zero-width spaces and joiners, direction overrides), surrogate (Cs),
 # private-use (Co) and unassigned (Cn) characters draw nothing on screen, or something that is

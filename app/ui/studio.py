@@ -28,8 +28,11 @@ import gradio as gr
 from app.services import (
     AppContext,
     accounts,
+    audience_copy,
+    brand_kits,
     bulk,
     businesses,
+    copy_edits,
     jobs,
     library,
     orders,
@@ -40,12 +43,14 @@ from app.services import (
 )
 from app.services import files as files_service
 from app.services.matrix import plan_matrix
+from app.services.text_rules import limit
 from app.ui.session import token_of
 from app.ui.text import md, plain
 
 log = logging.getLogger(__name__)
 CANDIDATES = 3  # backgrounds shown at a time
 GALLERY_MAX = 120  # variant frames shown at once (filter by place or audience for others)
+WORDS = ["Audience", "Line", "Your words", "Proposed", "Airs"]  # the words table's columns
 UNEXPECTED = "Something went wrong on our side (reference {ref}). Please try again."
 WATCH_S = 3600  # a page follows long work this long, then leaves it to finish unwatched
 RECONCILE_S = 30.0  # a followed run's jobs the queue gave up on are looked for this often
@@ -182,6 +187,28 @@ class Studio:
         return notes or spots.template_note(view.template_id)
 
     @friendly
+    def brand_kit(self, request: gr.Request) -> dict:
+        """The business's brand kit, which every new brief starts from: its colours, web
+        address, phone and tagline, and the names of its saved logo and fonts."""
+        return brand_kits.brand_kit(self.ctx, self.business(request)).as_json()
+
+    @friendly
+    def prefill(self, request: gr.Request) -> tuple:
+        """The brief's brand colours and details, from the kit; and whether the saved logo and
+        fonts will be used (an upload replaces them). A kit of defaults changes nothing, so what
+        is typed while the page loads is never overwritten by the same defaults."""
+        kit = brand_kits.brand_kit(self.ctx, self.business(request))
+        if kit == brand_kits.BrandKit():
+            return (gr.update(),) * 6
+        note = brand_kits.saved_files_note(kit)
+        return *kit.primary_and_accent(), kit.cta_url, kit.phone, kit.tagline, note
+
+    @friendly
+    def voiceover_note(self, voiceover: str | None, duration: int | str | None) -> str:
+        """The voice-over's spoken length against the spot's room, as it is typed."""
+        return spots.voiceover_note(voiceover, _length(duration) or 15)
+
+    @friendly
     def create_spot(
         self,
         campaign_name: str,
@@ -202,13 +229,16 @@ class Studio:
         logo: str | None = None,
         heading_font: str | None = None,
         body_font: str | None = None,
+        voiceover: str = "",
+        music: str = "",
+        music_file: str | None = None,
         request: gr.Request = None,
     ) -> tuple[int, list, str]:
         """Create the campaign and its spot from the brief; returns the spot's id and storyboard.
         Through the API, every field but the campaign's name and the photos has a default (the
         page's); the template decides which copy it needs."""
         who = self.who(request)
-        uploads = [*(product_photos or []), logo, heading_font, body_font]
+        uploads = [*(product_photos or []), logo, heading_font, body_font, music_file]
         try:
             spot = self._create_spot(
                 who,
@@ -232,6 +262,9 @@ class Studio:
                 logo,
                 heading_font,
                 body_font,
+                music_file,
+                voiceover=voiceover or "",
+                music=music or "",
             )
         finally:  # stored or refused, the uploads are not needed again
             self.ctx.responses.discard_uploads(who, uploads)
@@ -240,12 +273,15 @@ class Studio:
         return spot.id, gallery, table
 
     def _create_spot(
-        self, who, campaign_name, objective, template_id, photos, primary, accent, copy, *brand
-    ) -> spots.SpotView:
+        self, who, campaign_name, objective, template_id, photos, primary, accent, copy, *files,
+        voiceover: str, music: str,
+    ) -> spots.SpotView:  # fmt: skip
         def upload(path: str) -> Path:  # only this session's uploads, never a served file
             return self.ctx.responses.upload(path, who)
 
-        logo, heading_font, body_font = (None if p is None else upload(p) for p in brand)
+        logo, heading_font, body_font, music_file = (
+            None if p is None else upload(p) for p in files
+        )
         form = spots.BriefForm(
             campaign_name=campaign_name or "",
             objective=objective or "",
@@ -256,6 +292,9 @@ class Studio:
             logo=logo,
             heading_font=heading_font,
             body_font=body_font,
+            voiceover=voiceover,
+            music=music,
+            music_file=music_file,
         )
         return spots.create_spot(self.ctx, who.business_id, form)
 
@@ -473,21 +512,64 @@ class Studio:
         )
 
     @friendly
+    def copy_proposals(
+        self, spot_id: int | None, audiences: list[str] | None, request: gr.Request
+    ) -> list[list[str]]:
+        """Per audience and line (WORDS): your words, the line proposed for that audience, and
+        what airs (your words until you choose another). Change "Airs" and send the rows to
+        decide_copy, or to make_variants."""
+        business = self.business(request)
+        if not audiences:
+            return []
+        people = _by_name(library.audiences(self.ctx, business), audiences, "audience")
+        found = audience_copy.lines(self.ctx, business, _id(spot_id, "spot"), people)
+        return [[x.audience, x.slot, x.yours, x.proposed, x.airs] for x in found]
+
+    @friendly
+    def decide_copy(
+        self, spot_id: int | None, rows: list[list[str]] | None, request: gr.Request
+    ) -> list[list[str]]:
+        """Air each row's "Airs" (rows as copy_proposals gives them) for its audience; a blank,
+        or your own words, airs yours. Returns the rows as they now stand."""
+        business, spot_id = self.business(request), _id(spot_id, "spot")
+        names = self._decide(business, spot_id, rows)
+        return self.copy_proposals(spot_id, names, request)
+
+    def _decide(self, business: int, spot_id: int, rows: list[list] | None) -> list[str]:
+        """Store the words table's "Airs" column; returns its audiences. A table left empty (an
+        API client that did not send one) decides nothing: what airs stays as it was."""
+        rows = [row for row in rows or [] if any(cell not in (None, "") for cell in row)]
+        if any(len(row) != len(WORDS) for row in rows):
+            raise gr.Error(f"Each row of words has {len(WORDS)} cells: {', '.join(WORDS)}.")
+        names = list(dict.fromkeys(str(row[0]) for row in rows))
+        found = _by_name(library.audiences(self.ctx, business), names, "audience")
+        ids = dict(zip(names, found, strict=True))
+        chosen: dict[int, dict[str, str]] = {}
+        for audience, slot, _yours, _proposed, airs in rows:
+            chosen.setdefault(ids[str(audience)], {})[slot] = airs
+        audience_copy.decide(self.ctx, business, spot_id, chosen)
+        return names
+
+    @friendly
     def make_variants(
         self,
         spot_id: int | None,
         geographies: list[str] | None,
         audiences: list[str] | None,
-        request: gr.Request,
+        words: list[list[str]] | None = None,
+        request: gr.Request = None,
     ) -> tuple:
         """Start making every variant and return at once: where the run stands, the frames
         made so far, and the run's key (to stop it). Follow it with variants_progress, in the
-        same session."""
+        same session. `words` (rows as copy_proposals gives them) is saved first, as
+        decide_copy saves it; without it, what airs is what was chosen before (by default,
+        your own words)."""
         who = self.who(request)
         business = who.business_id
         spot_id = _id(spot_id, "spot")
         if not geographies or not audiences:
             raise gr.Error("Choose at least one place and one audience.")
+        self._decide(business, spot_id, words)
         plan = self._plan(business, spot_id, geographies, audiences)
         run = bulk.start(self.ctx, self.engine, business, plan)
         first = bulk.run_status(self.ctx, business, run)
@@ -632,6 +714,28 @@ class Studio:
             ]
         return tuple(out)
 
+    @friendly
+    def variant_words(self, variant_id: int | None, slot: str | None, request: gr.Request):
+        """The edit box filled with the variant's words in that line, as its limit allows."""
+        if variant_id in (None, "") or slot not in copy_edits.EDITABLE:
+            return gr.skip()
+        found = copy_edits.words(self.ctx, self.business(request), _id(variant_id, "variant"))
+        return gr.Textbox(value=found[slot], max_length=limit(slot))
+
+    @friendly
+    def edit_variant_copy(
+        self, variant_id: int | None, slot: str | None, text: str | None, request: gr.Request
+    ) -> str:
+        """A new variant with this line of the variant's words changed (any line on screen,
+        the call to action and contact details included), a child of it in the lineage; its
+        frame is made right away."""
+        parent = _id(variant_id, "variant")
+        child = copy_edits.edit_copy(self.ctx, self.business(request), parent, {slot: text})
+        return (
+            f"Saved as variant #{child}, a child of #{parent}: its frame is being made. "
+            f"Choose #{child} as variant A to compare it once it is ready."
+        )
+
     # Approve, purchase, download -----------------------------------------------------------
 
     @friendly
@@ -761,8 +865,22 @@ class Studio:
         """Continue a campaign: its spot becomes the one every step works on."""
         who = self.who(request)
         spot_id = businesses.first_spot(self.ctx, who.business_id, _id(campaign_id, "campaign"))
+        return self._open(who, spot_id)
+
+    def _open(self, who: accounts.Account, spot_id: int) -> tuple:
         gallery, table = self._storyboard(who, spot_id)
         return spot_id, gallery, table, f"Working on spot #{spot_id}."
+
+    @friendly
+    def resume(self, request: gr.Request) -> tuple:
+        """A returning owner lands on their last campaign's newest spot, opened as "Open this
+        campaign" opens it (with its variants to compare and buy); a new business on the blank
+        brief."""
+        who = self.who(request)
+        spot_id = businesses.last_spot(self.ctx, who.business_id)
+        if spot_id is None:
+            return (gr.update(),) * 7
+        return *self._open(who, spot_id), *self.variant_choices(spot_id, request)
 
     @friendly
     def duplicate_campaign(self, campaign_id: int | None, request: gr.Request) -> str:
@@ -778,6 +896,11 @@ class Studio:
         job = renders.enqueue(self.ctx, business, _id(variant_id, "variant"), "preview", again=True)
         p = jobs.progress(self.ctx, business, job)
         return f"Re-render queued (job {job}, {p.position} ahead of it)."
+
+
+def proposals_air(rows: list[list] | None) -> list[list]:
+    """The words table with each proposal in "Airs" (the page's "Use the proposals")."""
+    return [[*row[:4], row[3]] for row in rows or [] if len(row) == len(WORDS)]
 
 
 def following(follow: dict | None):

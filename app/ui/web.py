@@ -9,8 +9,12 @@ from __future__ import annotations
 import gradio as gr
 
 from app.services import AppContext
-from app.services.text_rules import limit
-from app.ui.studio import Studio, following, stopped
+from app.services.copy_edits import EDITABLE
+from app.services.spots import MUSIC_CHOICES, UPLOADED
+from app.services.text_rules import FIELDS, limit
+from app.ui.review_panel import ReviewPanel
+from app.ui.studio import WORDS, Studio, following, proposals_air, stopped
+from app.ui.variant_clips import GRID, VariantClips
 
 DEFAULT_SETTING = "street with buildings during the day"  # a scene the offline model knows
 # No handler waits for queued work (renders, runs, finals): one starts it and returns, and the
@@ -101,6 +105,7 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                     body_font = gr.File(
                         label="Body font (optional, TTF/OTF)", file_types=[".ttf", ".otf"]
                     )
+                kit_note = gr.Markdown(elem_id="kit-note")  # the saved logo and fonts, if any
                 with gr.Row():
                     product = gr.Textbox(
                         value="", label="Product", max_length=limit("product_name")
@@ -128,6 +133,20 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                     tagline = gr.Textbox(value="", label="Tagline", max_length=limit("tagline"))
                     setting = gr.Textbox(
                         label="Where it is set", value=DEFAULT_SETTING, max_length=limit("setting")
+                    )
+                voiceover = gr.Textbox(
+                    value="",
+                    label="Voice-over (optional): what a voice says over the scenes",
+                    max_length=limit("voiceover"),
+                    lines=2,
+                    placeholder="Fresh espresso, roasted every morning. Twenty percent off.",
+                )
+                voiceover_note = gr.Markdown(elem_id="voiceover-note")
+                with gr.Row():
+                    music = gr.Dropdown(label="Music", choices=MUSIC_CHOICES, value="")
+                    music_file = gr.File(
+                        label="Your own music (WAV, MP3 or M4A; trimmed and faded to the spot)",
+                        file_types=[".wav", ".mp3", ".m4a"],
                     )
                 create = gr.Button("Create storyboard", variant="primary")
 
@@ -179,6 +198,13 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                     label="Audiences", choices=catalog.audiences, elem_id="audiences"
                 )
                 estimate = gr.Markdown(elem_id="estimate")
+                # Nothing proposed airs unless chosen: "Airs" starts as the owner's words, and
+                # is saved when the variants are made. Cells are text ("str"), never markup.
+                words = gr.Dataframe(
+                    headers=WORDS, label="Words per audience", type="array", datatype="str",
+                    static_columns=[0, 1, 2, 3], wrap=True, interactive=True, elem_id="words",
+                )  # fmt: skip
+                use_proposals = gr.Button("Use the proposals")
                 with gr.Row():
                     make = gr.Button("Make variants", variant="primary")
                     stop_variants = gr.Button("Stop")
@@ -200,6 +226,21 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                 )
                 variants_follow = gr.JSON(visible=False, label="Follow")  # the run followed
                 variants_timer = gr.Timer(TICK_S, active=False)
+                with gr.Row(equal_height=True):
+                    watch = gr.Button(f"Watch these ({GRID} at most)")
+                    watching = gr.Markdown(elem_id="clips-status")
+                clips = gr.Gallery(
+                    label="Preview clips (watermarked)", columns=4, height="auto",
+                    elem_id="clips",
+                )  # fmt: skip
+                clips_follow = gr.JSON(visible=False, label="Follow")  # the clips followed
+                clips_timer = gr.Timer(TICK_S, active=False)
+                with gr.Row():
+                    check_all = gr.Button("Check variants")
+                    fix = gr.Button("Fix these", interactive=False)
+                flagged = gr.Markdown(elem_id="review")
+                fix_follow = gr.JSON(visible=False, label="Follow")  # the retries followed
+                fix_timer = gr.Timer(TICK_S, active=False)
 
             with gr.Tab("5 · Compare", id="compare"):
                 with gr.Row():
@@ -215,9 +256,29 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                     with gr.Column():
                         frame_a = gr.Image(label="A", interactive=False)
                         about_a = gr.Markdown()
+                        clip_a = gr.Video(
+                            label="A, as a preview clip", interactive=False, elem_id="clip-a"
+                        )
                     with gr.Column():
                         frame_b = gr.Image(label="B", interactive=False)
                         about_b = gr.Markdown()
+                        clip_b = gr.Video(
+                            label="B, as a preview clip", interactive=False, elem_id="clip-b"
+                        )
+                with gr.Row(equal_height=True):
+                    play = gr.Button("Play both")
+                    playing = gr.Markdown(elem_id="pair-status")
+                pair_follow = gr.JSON(visible=False, label="Follow")  # the two clips followed
+                pair_timer = gr.Timer(TICK_S, active=False)
+                with gr.Accordion("Edit this variant's words (A)", open=False):
+                    with gr.Row():
+                        edit_slot = gr.Dropdown(
+                            label="Line", value="headline",
+                            choices=[(FIELDS[f][0].capitalize(), f) for f in EDITABLE],
+                        )  # fmt: skip
+                        edit_text = gr.Textbox(label="Your words", max_length=limit("headline"))
+                    edit = gr.Button("Save as a new variant")
+                    edited = gr.Markdown(elem_id="edited")
 
             with gr.Tab("6 · Buy & download", id="order"):
                 chosen_variants = gr.CheckboxGroup(label="Variants to buy", elem_id="buy")
@@ -261,6 +322,11 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             outputs=[places, people, only_place, only_people],
             api_name="library_choices",
         )
+        # A returning owner: the brief starts from the brand kit, the studio on the last spot.
+        page.load(
+            s.prefill, outputs=[primary, accent, url, phone, tagline, kit_note], api_name=False
+        )
+        gr.api(s.brand_kit, api_name="brand_kit")
         duration.change(
             s.templates, inputs=duration, outputs=[thumbnails, template], api_name=False
         )
@@ -287,10 +353,24 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                 logo,  # optional ones last: an API client may leave them out
                 heading_font,
                 body_font,
+                voiceover,
+                music,
+                music_file,
             ],
             outputs=[spot, board, scenes],
             api_name="create_spot",
         )
+        gr.on(
+            [voiceover.change, duration.change],
+            s.voiceover_note,  # spoken, so the length is the voice's own
+            inputs=[voiceover, duration],
+            outputs=voiceover_note,
+            api_name=False,
+            show_progress="hidden",
+            trigger_mode="always_last",
+            **READ,
+        )
+        music_file.upload(lambda: UPLOADED, outputs=music, api_name=False)  # a track is chosen
         created.success(s.brief_notes, inputs=spot, outputs=template_note, api_name=False)
 
         reorder.click(
@@ -367,9 +447,13 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                 s.plan_variants, inputs=[spot, places, people], outputs=estimate, api_name=False
             )
         gr.api(s.plan_variants, api_name="plan_variants")
+        people.change(s.copy_proposals, inputs=[spot, people], outputs=words, api_name=False)
+        use_proposals.click(proposals_air, inputs=words, outputs=words, api_name=False)
+        for handler in (s.copy_proposals, s.decide_copy):
+            gr.api(handler, api_name=handler.__name__)
         making = make.click(
             s.make_variants,
-            inputs=[spot, places, people],
+            inputs=[spot, places, people, words],  # words last: callers without it still work
             outputs=[progress, gallery, run, variants_follow],
             api_name="make_variants",
         )
@@ -411,11 +495,66 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                 api_name=name,
             )
 
+        checks = ReviewPanel(s)
+        check_all.click(checks.check_variants, inputs=spot, outputs=[flagged, fix], api_name=False)
+        fix.click(
+            checks.fix_these,
+            inputs=spot,
+            outputs=[flagged, fix_follow, fix, fix_timer],
+            api_name=False,
+        )
+        # Not a read: its last tick reviews what was made again, which takes seconds.
+        fix_timer.tick(
+            checks.fix_tick, inputs=fix_follow, outputs=[flagged, fix, fix_timer],
+            show_progress="hidden", api_name=False,
+        ).failure(stopped, outputs=fix_timer, **TICK)  # fmt: skip
+        for handler in (checks.review_variants, checks.fix_variants):
+            gr.api(handler, api_name=handler.__name__)
+        gr.api(checks.fix_progress, api_name="fix_progress", **READ)
+
+        watched = VariantClips(s)
+        watch.click(
+            watched.watch_these,
+            inputs=[spot, only_place, only_people],
+            outputs=[watching, clips, clips_follow],
+            api_name=False,
+        ).success(following, inputs=clips_follow, outputs=clips_timer, **TICK)
+        clips_timer.tick(
+            watched.grid_tick,
+            inputs=clips_follow,
+            outputs=[watching, clips, clips_follow, clips_timer],
+            **TICK,
+        ).failure(stopped, outputs=clips_timer, **TICK)
+        play.click(
+            watched.play_pair,
+            inputs=[pick_a, pick_b],
+            outputs=[playing, clip_a, clip_b, pair_follow],
+            api_name=False,
+        ).success(following, inputs=pair_follow, outputs=pair_timer, **TICK)
+        pair_timer.tick(
+            watched.pair_tick,
+            inputs=pair_follow,
+            outputs=[playing, clip_a, clip_b, pair_follow, pair_timer],
+            **TICK,
+        ).failure(stopped, outputs=pair_timer, **TICK)
+        gr.api(watched.play_variants, api_name="play_variants")
+        gr.api(watched.clips_progress, api_name="clips_progress", **READ)
+
         side.click(
             s.compare,
             inputs=[pick_a, pick_b],
             outputs=[frame_a, about_a, frame_b, about_b],
             api_name="compare",
+        )
+        for source in (pick_a, edit_slot):
+            source.change(
+                s.variant_words, inputs=[pick_a, edit_slot], outputs=edit_text, api_name=False
+            )
+        edit.click(
+            s.edit_variant_copy,
+            inputs=[pick_a, edit_slot, edit_text],
+            outputs=edited,
+            api_name="edit_variant_copy",
         )
 
         ask.click(s.quote, inputs=chosen_variants, outputs=[order, order_text], api_name=False)
@@ -465,6 +604,11 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             inputs=spot,
             outputs=choices,
             api_name="variant_choices",
+        )
+        page.load(
+            s.resume,
+            outputs=[spot, board, scenes, library_note, *choices],
+            api_name=False,
         )
         which.change(s.lineage, inputs=which, outputs=tree, api_name=False)
         duplicate.click(

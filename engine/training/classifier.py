@@ -1,5 +1,5 @@
 """A simple scene classifier over colour and layout statistics: does an image show the archetype
-its caption named?
+(or the time of day) its caption named?
 
 It is trained on the procedural scenes themselves, so it judges mini-sd's output against the
 data mini-sd learned from. The features are coarse on purpose (a 16x16 thumbnail and per-band
@@ -8,6 +8,7 @@ colour and edge statistics at 32x32), so a soft but correct picture is still rec
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -18,6 +19,8 @@ from PIL import Image
 from engine.training.scenes import ARCHETYPES, TIMES, WEATHER, SceneParams, draw
 
 LABELS = tuple(ARCHETYPES)
+# What a classifier can be fitted to name: the landscape (archetype) or the light (time of day).
+TARGETS = {"archetype": LABELS, "time": tuple(TIMES)}
 BANDS = 8
 
 
@@ -50,18 +53,22 @@ class SceneClassifier:
     std: np.ndarray
     weights: torch.Tensor
     bias: torch.Tensor
+    labels: tuple[str, ...] = LABELS
 
     @classmethod
-    def fit(cls, per_combination: int = 40, seed_base: int = 10_000_000) -> SceneClassifier:
+    def fit(
+        cls, per_combination: int = 40, seed_base: int = 10_000_000, target: str = "archetype"
+    ) -> SceneClassifier:
         """Softmax regression on procedural scenes of every archetype x time x weather, drawn
-        from seeds far from the training data's (seed_base and up)."""
-        params = _balanced(per_combination, seed_base)
-        x = np.stack([features(draw(p)) for p in params])
-        y = torch.tensor([LABELS.index(p.archetype) for p in params])
+        from seeds far from the training data's (seed_base and up), naming `target` (a key of
+        TARGETS)."""
+        labels = TARGETS[target]
+        params, x = _training_set(per_combination, seed_base)
+        y = torch.tensor([labels.index(getattr(p, target)) for p in params])
         mean, std = x.mean(axis=0), x.std(axis=0) + 1e-6
         inputs = torch.from_numpy((x - mean) / std)
-        weights = torch.zeros(x.shape[1], len(LABELS), requires_grad=True)
-        bias = torch.zeros(len(LABELS), requires_grad=True)
+        weights = torch.zeros(x.shape[1], len(labels), requires_grad=True)
+        bias = torch.zeros(len(labels), requires_grad=True)
         optimizer = torch.optim.LBFGS([weights, bias], max_iter=200, line_search_fn="strong_wolfe")
 
         def closure():
@@ -72,16 +79,26 @@ class SceneClassifier:
             return loss
 
         optimizer.step(closure)
-        return cls(mean, std, weights.detach(), bias.detach())
+        return cls(mean, std, weights.detach(), bias.detach(), labels)
 
     def predict(self, images: Iterable[Image.Image]) -> list[str]:
+        return [self.labels[i] for i in self.probabilities(images).argmax(axis=1).tolist()]
+
+    def probabilities(self, images: Iterable[Image.Image]) -> np.ndarray:
+        """Per image, the probability of each of `labels` (rows sum to 1)."""
         x = np.stack([features(im) for im in images])
         logits = torch.from_numpy((x - self.mean) / self.std) @ self.weights + self.bias
-        return [LABELS[i] for i in logits.argmax(dim=1).tolist()]
+        return torch.softmax(logits, dim=1).numpy()
 
     def accuracy(self, images: Sequence[Image.Image], archetype: str) -> float:
         predicted = self.predict(images)
         return sum(p == archetype for p in predicted) / len(predicted)
+
+
+@functools.cache  # drawing the scenes is the cost: each target is fitted on the same ones
+def _training_set(per_combination: int, seed_base: int) -> tuple[list[SceneParams], np.ndarray]:
+    params = _balanced(per_combination, seed_base)
+    return params, np.stack([features(draw(p)) for p in params])
 
 
 def _balanced(per_combination: int, seed_base: int) -> list[SceneParams]:

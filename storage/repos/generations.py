@@ -35,8 +35,21 @@ class Generations:
             found.update(self._scope.session.scalars(query))
         return found
 
-    def add(self, key: str, asset: Asset, params: dict[str, Any], seconds: float) -> Generation:
-        """Record a result; if the same key was recorded meanwhile, that record is kept."""
+    def add(
+        self,
+        key: str,
+        asset: Asset,
+        params: dict[str, Any],
+        seconds: float,
+        *,
+        replace: bool = False,
+    ) -> Generation:
+        """Record a result; if the same key was recorded meanwhile, that record is kept, unless
+        `replace` (the result was made anew on purpose: it becomes the record)."""
+        if replace and (existing := self.get(key)) is not None:
+            existing.asset_id, existing.params, existing.seconds = asset.id, params, seconds
+            self._scope.session.flush()
+            return existing
         try:
             with self._scope.session.begin_nested():
                 row = Generation(key=key, asset_id=asset.id, params=params, seconds=seconds)

@@ -152,6 +152,13 @@ class Variants:
     def get(self, variant_id: int) -> Variant:
         return self._scope.get(Variant, variant_id)
 
+    def some(self, variant_ids: Sequence[int]) -> list[Variant]:
+        """Those of these variants that are this business's (the others are left out)."""
+        found: list[Variant] = []
+        for chunk in _chunks(sorted(set(variant_ids))):
+            found += self._scope.all(self._scope.select(Variant).where(Variant.id.in_(chunk)))
+        return found
+
     def list(self, spot_id: int) -> list[Variant]:
         self._scope.get(Spot, spot_id)
         return self._scope.all(

@@ -138,6 +138,14 @@ def test_the_whole_flow_through_the_api(app_server, photo, tmp_path):
         assert len(only) == 2 and all("Manhattan" in item["caption"] for item in only)
 
         variant = int(captions[-1].split(" ")[0].lstrip("#"))
+
+        # Watched before paying: the variant's preview clip, made on demand.
+        status, clips, watching = api.predict([variant], api_name="/play_variants")
+        assert "0 of 1 preview clip ready" in status and clips == []
+        status, clips, _ = until(api, "/clips_progress", lambda m: m.endswith("ready."), watching)
+        assert status == "1 of 1 preview clip ready." and len(clips) == 1
+        ((clip, caption),) = clips
+        assert caption == captions[-1] and qc.check(Path(clip), qc.PREVIEW).passed
         order, text = api.predict([variant], api_name="/quote")
         assert "quoted" in text and "USD 49.00" in text
         text, files, _links, follow = api.predict(order, api_name="/approve")
@@ -154,3 +162,42 @@ def test_the_whole_flow_through_the_api(app_server, photo, tmp_path):
 
         tree = api.predict(1, api_name="/lineage")
         assert "as briefed" in tree and "Manhattan · Retirees (approved)" in tree
+
+        # An agent has every variant checked, and the damaged ones made again: it retries its
+        # call (a timeout, a burst) under the same idempotency key, which starts nothing more.
+        frames = [p for p in (tmp_path / "var" / "assets").rglob("*.png")
+                  if Image.open(p).size == (1280, 720)]  # fmt: skip
+        for path in frames:  # every key frame edited on disk since it was stored
+            path.write_bytes(path.read_bytes() + b"edited")
+        review = api.predict(spot, api_name="/review_variants")
+        assert len(review["variants"]) == 5  # the spot as briefed and its 4 variants
+        assert all(v["checks"]["integrity"]["passed"] is False for v in review["variants"])
+        fixing = api.predict(spot, "agent-fix-1", api_name="/fix_variants")
+        # The approved variant is the owner's decision: left as it is.
+        assert sorted(r["variant"] for r in fixing["retries"]) == sorted(
+            v["id"] for v in review["variants"] if v["id"] != variant
+        )
+        assert all(r["because"] == ["integrity"] for r in fixing["retries"])
+        assert fixing["out_of_tries"] == []
+        assert api.predict(spot, "agent-fix-1", api_name="/fix_variants") == fixing
+        retries = [r["retry"] for r in fixing["retries"]]
+        deadline = time.monotonic() + 300
+        while (made := api.predict(retries, api_name="/fix_progress"))["made"] < len(retries):
+            assert time.monotonic() < deadline, made
+            time.sleep(1)
+        fixed = {v["id"]: v for v in api.predict(spot, api_name="/review_variants")["variants"]}
+        assert sorted(fixed) == sorted([*retries, variant])
+        assert all(fixed[r]["passed"] for r in retries) and not fixed[variant]["passed"]
+        assert api.predict(spot, "agent-fix-1", api_name="/fix_variants") == fixing  # kept
+        assert api.predict(spot, "agent-fix-2", api_name="/fix_variants")["retries"] == []
+
+        # Another business asks about this spot: not found, whatever key it sends.
+        other = client(url, sign_up(url, "Trailhead Running", "owner@trailhead.test"))
+        for call in ((spot,), (spot, "agent-fix-1")):
+            name = "/review_variants" if len(call) == 1 else "/fix_variants"
+            with pytest.raises(Exception, match=f"spot {spot} not found"):
+                other.predict(*call, api_name=name)
+        with pytest.raises(Exception, match=f"variant {variant} not found"):
+            other.predict([variant], api_name="/play_variants")
+        with pytest.raises(Exception, match=r"job \d+ not found"):
+            other.predict(watching, api_name="/clips_progress")  # A's clips, followed by B

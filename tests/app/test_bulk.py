@@ -98,9 +98,12 @@ def test_a_run_makes_each_variant_once_and_reuses_backgrounds(ctx, business_ids,
             made_with = tenant.generations.get(key).params
             assert made_with["priority"] == int(Priority.BULK)
             batch_sizes.add(made_with["batch_size"])
-            # The copy it was made with is stored with it: runners are spoken to energetically.
+            # The copy it was made with is stored with it: the owner's own words (none chosen
+            # for an audience), in the audience's accent colour (runners: orange).
+            copy = variant.extra_params["copy"]
+            assert (copy["headline"], copy["cta_text"]) == (BRIEF["headline"], BRIEF["cta_text"])
             runners = variant.audience_id == audiences[0]
-            assert variant.extra_params["copy"]["headline"].endswith("!") == runners
+            assert (copy["brand"]["colors"][1] == "#FF5A1F") == runners
         assert max(batch_sizes) == 2  # backgrounds asked together ran as one engine batch
         for variant in tenant.variants.list(empty):
             assert variant.status is VariantStatus.FAILED

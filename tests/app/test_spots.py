@@ -3,6 +3,9 @@ scenes reordered or one redrawn, each edit a new base variant in its lineage."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+
 import numpy as np
 import pytest
 from PIL import Image
@@ -14,13 +17,21 @@ from app.services.spots import brief_of
 from engine import Engine
 from storage import Business
 from storage.errors import StorageError
+from templates.audio import pcm
 from templates.errors import BriefError
 from templates.export import frames_at
+from templates.mix import VoiceOverTooLong
 from templates.spec import load_template
-from templates.storyboard import CopyError, build_storyboard
+from templates.storyboard import UPLOADED, CopyError, build_storyboard
+from tests.app.test_cli import spotforge
 from tests.storage.rows import all_rows
 
 COPY = {k: v for k, v in BRIEF.items() if k != "business_name"}
+SCRIPT = "Fresh espresso, roasted on the harbor every morning. Twenty percent off this week."
+TOO_LONG = (
+    r"^The voice-over runs \d+\.\d s; a 15 s spot has room for about 12 s\. Shorten it or "
+    r"choose the 30 s spot\.$"
+)
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +44,16 @@ def engine(tmp_path_factory):
 def photo(tmp_path):
     path = tmp_path / "espresso.png"
     Image.fromarray(data.coffee()).save(path)
+    return path
+
+
+def track(path, seconds: float = 4.0, sound: str = "sine=frequency=440"):
+    """A real audio file made by ffmpeg (its kind from the name's extension)."""
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-f", "lavfi", "-i", f"{sound}:duration={seconds}",
+         "-ac", "2", str(path)],
+        check=True,
+    )  # fmt: skip
     return path
 
 
@@ -56,6 +77,9 @@ def test_a_brief_with_a_problem_is_refused_and_stores_nothing(
     font = tmp_path / "brand.ttf"
     font.write_bytes(font_bytes)
     too_long = {**COPY, "offer": "An unbelievable forty percent off every single bag"}
+    jingle = track(tmp_path / "jingle.wav")
+    broken = tmp_path / "broken.wav"
+    broken.write_bytes(jingle.read_bytes()[:60])  # a WAV header and no sound
     for changes, error, match in (
         ({"product_photos": []}, UserError, "Add a photo of your product"),
         ({"copy": too_long}, CopyError, "offer: 50 characters, the limit is 32"),
@@ -73,6 +97,22 @@ def test_a_brief_with_a_problem_is_refused_and_stores_nothing(
         ({"copy": {**COPY, "offer": "\u202eff0 %02"}}, UserError, "U\\+202E"),
         # Fits its character limit, but one word wider than the screen can show.
         ({"copy": {**COPY, "cta_url": "x" * 50 + ".com"}}, BriefError, "url: .* does not fit"),
+        # Spoken, it runs past what the spot has room for.
+        ({"voiceover": " ".join([SCRIPT] * 3)}, VoiceOverTooLong, TOO_LONG),
+        ({"voiceover": "x" * 501}, UserError, "voice-over has 501 characters"),
+        ({"music": "disco"}, UserError, "the music is one of"),
+        ({"music": UPLOADED}, UserError, "Upload your music track"),
+        ({"music_file": jingle}, UserError, "choose Upload your own under Music"),
+        ({"music": UPLOADED, "music_file": broken}, StorageError, "audio file cannot be read"),
+        ({"music": UPLOADED, "music_file": photo}, UserError, "music file must be WAV, MP3"),
+        (
+            {
+                "music": UPLOADED,
+                "music_file": track(tmp_path / "hush.wav", sound="anullsrc=r=48000"),
+            },
+            BriefError,
+            "hush.wav is silent",
+        ),
     ):
         with pytest.raises(error, match=match):
             spots.create_spot(ctx, business, form(photo, **changes))
@@ -163,3 +203,48 @@ def test_the_brief_says_what_a_template_will_not_show(ctx, business_ids, photo):
     assert shown.notes == ()
     assert "It does not show the Body field." in spots.template_note("product-hero")
     assert "does not show" not in spots.template_note("online-shop")
+
+
+def test_a_voice_over_and_an_uploaded_track_are_what_the_variant_renders(
+    ctx, business_ids, photo, engine, tmp_path
+):
+    """The script and the music are part of the variant: its preview speaks the script over
+    the business's own track, and renders the same again."""
+    business = business_ids[0]
+    jingle = track(tmp_path / "jingle.wav")  # 4 s: looped under the 15 s spot
+    assert spots.voiceover_note(SCRIPT, 15).startswith("Voice-over: about ")
+    assert spots.voiceover_note(" ".join([SCRIPT] * 3), 15).startswith("⚠ The voice-over runs")
+    made = form(photo, voiceover=f"{SCRIPT}\n", music=UPLOADED, music_file=jingle)
+    view = spots.create_spot(ctx, business, made)
+    base = spots.choose_background(ctx, engine, business, view.id, 0)
+    with ctx.tenant(business) as tenant:
+        extra = tenant.variants.get(base).extra_params
+        stored = tenant.assets.get(extra["brand_assets"]["music_file"])
+        assert stored.media_type == "audio/wav" and stored.duration_s == pytest.approx(4.0)
+    assert extra["copy"]["voiceover"] == SCRIPT and extra["copy"]["music"] == UPLOADED
+    first, again = (renders.render_variant(ctx, engine, business, base, "preview") for _ in "12")
+    assert first.qc_passed, first.qc_report
+    heard = pcm(first.path)
+    assert np.array_equal(heard, pcm(again.path))  # the same voice, the same mix
+    # The end card's last seconds are the track alone: its 440 Hz, the bed ducked no more.
+    tail = heard[round(13.2 * 48000) : round(13.8 * 48000), 0]
+    assert np.argmax(np.abs(np.fft.rfft(tail))) * 48000 / len(tail) == pytest.approx(440, abs=5)
+
+
+def test_a_brief_file_s_voice_over_and_music_go_through_spot_create(
+    ctx, business_ids, photo, tmp_path
+):
+    # "music_file" is found beside the brief; given without a "music", the track is what plays.
+    track(tmp_path / "jingle.wav")
+    brief = tmp_path / "brief.json"
+    brief.write_text(json.dumps({**BRIEF, "voiceover": SCRIPT, "music_file": "jingle.wav"}))
+    made = spotforge(tmp_path, "spot", "create", "-b", str(business_ids[0]), "--campaign", "VO",
+                     "--brief", str(brief), "--photo", str(photo))  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    with ctx.tenant(business_ids[0]) as tenant:
+        spot = tenant.campaigns.spot(json.loads(made.stdout)["spot_id"])
+        assert spot.copy["voiceover"] == SCRIPT and spot.copy["music"] == UPLOADED
+        assert tenant.assets.get(spot.copy["brand_assets"]["music_file"]).media_type == "audio/wav"
+    # A built-in style, by its name.
+    chosen = spots.brief_form("VO", "product-hero", {**BRIEF, "music": "calm"}, [photo])
+    assert (chosen.music, chosen.music_file) == ("calm", None)

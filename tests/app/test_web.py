@@ -139,10 +139,30 @@ def test_brief_to_download(browser, app_server, photo, tmp_path, viewport):
         expect(page.locator("#variants .thumbnail-item")).to_have_count(4)
         steps.shot("variants")
 
+        # Every variant checked; files damaged on disk are flagged, and made again on a click.
+        for path in (tmp_path / "var" / "assets").rglob("*.png"):
+            if Image.open(path).size == (1280, 720):  # a key frame
+                path.write_bytes(path.read_bytes() + b"edited")
+        page.get_by_role("button", name="Check variants").click()
+        flagged = page.locator("#review")
+        expect(flagged).to_contain_text("5 of 5 variants need a look", timeout=2 * MINUTE)
+        expect(flagged).to_contain_text("Manhattan · Retirees: Files: Its key frame")
+        page.get_by_role("button", name="Fix these").click()
+        expect(flagged).to_contain_text("Made again: 5 of 5 now pass.", timeout=3 * MINUTE)
+        expect(page.get_by_role("button", name="Fix these")).to_be_enabled()
+        steps.shot("fixed")
+
         # Compare two of them side by side.
         tab(page, "5 · Compare")
         page.get_by_role("button", name="Compare").click()
         expect(page.get_by_text("Headline:").first).to_be_visible(timeout=MINUTE)
+        if viewport == "desktop":  # two preview renders: one size is enough
+            page.get_by_role("button", name="Play both").click()
+            expect(page.locator("#pair-status")).to_contain_text(
+                "2 of 2 preview clips ready.", timeout=3 * MINUTE
+            )
+            for side in ("#clip-a", "#clip-b"):
+                expect(page.locator(f"{side} video")).to_have_count(1)
         steps.shot("compare")
 
         # Approve and purchase one, then download its broadcast file.
@@ -215,6 +235,10 @@ def test_a_missing_model_and_a_full_queue_are_explained(browser, app_server, pho
     with app_server(SPOTFORGE_MAX_WAITING_JOBS="3") as url:  # same data, a smaller queue
         page.goto(url)  # still signed in
         expect(page.locator("#who")).to_contain_text("Harbor Coffee", timeout=MINUTE)
+        # A returning owner: the last spot is open, the brief starts from the brand kit.
+        expect(page.locator("#working-on")).to_contain_text("spot #1", timeout=MINUTE)
+        web = page.get_by_label("Web address (shown with a QR code)")
+        expect(web).to_have_value("harborcoffee.com")
         tab(page, "Library")
         page.get_by_role("button", name="Open this campaign").click()
         expect(page.get_by_text("Working on spot #1.")).to_be_visible(timeout=MINUTE)

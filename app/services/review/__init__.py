@@ -5,11 +5,10 @@ product_fidelity, background_match, composition, qc, distinct and integrity in
 `picture_checks`. Their verdicts are in `verdicts`, what they judge is loaded by `subjects`, and
 what they measure with is in `reading`.
 
-Refine (making failed variants again as lineage children) builds on this module: `review_spot`
-can review some variants against all the spot's others (`variant_ids`) and run only some checks
-(`checks`, e.g. those a retry failed), each `VariantReview`
-carries the variant's status (approved ones are never touched) and `REMEDIES` names what a retry
-changes for each failed check; a retry child (role "retry") stands in for its parent here.
+Refine (`refine`: failed variants made again as lineage children) builds on this module:
+`review_spot` can review some variants against all the spot's others (`variant_ids`), each
+`VariantReview` carries the variant's status (approved ones are never touched), and a retry
+child (role "retry") stands in for its parent.
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ from app.services.review.picture_checks import (
 from app.services.review.subjects import RETRY_ROLE, Panel, Subject, _subjects
 from app.services.review.text_checks import legibility
 from app.services.review.verdicts import SceneJudge, SpotReview, VariantReview, Verdict, not_judged
+from engine import scene_judge as scene_judges
 from storage import VariantStatus
 
 if TYPE_CHECKING:
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECKS",
-    "REMEDIES",
     "RETRY_ROLE",
     "SceneJudge",
     "SpotReview",
@@ -47,18 +46,6 @@ __all__ = [
     "review_spot",
     "table",
 ]
-
-# What a retry would change when a check fails (for refine): another seed draws another
-# background, a layout moves copy and product, a frame is composited again, a render re-rendered.
-REMEDIES = {
-    "legibility": "layout",
-    "product_fidelity": "frame",
-    "background_match": "seed",
-    "composition": "layout",
-    "qc": "render",
-    "distinct": "seed",
-    "integrity": "frame",
-}
 
 Check = Callable[[Subject, Panel], Verdict]
 
@@ -88,7 +75,8 @@ def review_spot(
     """Score the spot's variants (its base and every personalized variant; a retry stands in
     for its parent): each against every check, and against each other for distinctness.
     `variant_ids` reviews only those (still compared with all the others), `checks` runs only
-    those (names of CHECKS). Another business's spot raises NotFound, as a missing one does.
+    those (names of CHECKS); `scene_judge` stands in for the engine's judge of every model.
+    Another business's spot raises NotFound, as a missing one does.
     The engine is asked only for the stored cut-out of the product photo (made once, if it was
     never made)."""
     began = time.perf_counter()
@@ -97,7 +85,7 @@ def review_spot(
     if unknown:
         raise UserError(f"unknown check {unknown[0]!r}; one of: {', '.join(CHECKS)}")
     subjects = _subjects(ctx, engine, business_id, spot_id)
-    panel = Panel(subjects, scene_judge)
+    panel = Panel(subjects, scene_judges if scene_judge is None else lambda _: scene_judge)
     wanted = None if variant_ids is None else set(variant_ids)
     reviews = []
     for subject in subjects:

@@ -2,8 +2,9 @@
 
 - product_fidelity: inside the product's mask the stored frame matches the uploaded photo, as the
   composite scaled and placed it, within `PRODUCT_TOLERANCE`;
-- background_match: the variant's background recognised as its geography's landscape by a scene
-  classifier, when one is given (`SceneJudge`); otherwise "not available";
+- background_match: the variant's background recognised as its geography's landscape, in its
+  audience's light, by the scene judge of the model that drew it (`engine.scene_judge`: mini-sd
+  has one); for a model no classifier knows, "not available";
 - composition: the key frame has the size it was made at and the product in it is whole and
   inside title-safe; in every scene the copy is inside title-safe, and in product scenes clear of
   the product as it moves;
@@ -21,6 +22,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from app.services.library import TIMES_OF_DAY
 from app.services.review.reading import _letters, _signature
 from app.services.review.subjects import Panel, Subject
 from app.services.review.verdicts import Verdict, _sentence, not_judged
@@ -71,24 +73,30 @@ def product_fidelity(subject: Subject, panel: Panel) -> Verdict:
 def background_match(subject: Subject, panel: Panel) -> Verdict:
     if subject.geography_id is None:
         return not_judged("The spot as briefed has no place to match.")
-    if panel.scene_judge is None:
+    judge = panel.judges(subject.params.model_id)
+    if judge is None:
         return not_judged(
-            "Not available: Spotforge has no scene classifier it can run here yet, so the "
-            "background is not checked against the place."
+            "Not available for this model: no classifier Spotforge has knows its pictures, so "
+            "the background is not checked against the place."
         )
     if subject.background_path is None:
         return not_judged("Cannot be checked: the background it was made on is not stored.")
     with Image.open(subject.background_path) as image:
-        [seen] = panel.scene_judge.landscapes([image.convert("RGB")])
-    light = " (its light is not judged: the classifier knows landscapes only)"
-    if seen == subject.landscape:
-        return Verdict(True, 1.0, f"The background shows {seen}, as {subject.geography} "
-                                  f"should{light}.")  # fmt: skip
-    return Verdict(
-        False, 0.0,
-        f"The background looks like {seen}, not the {subject.landscape} of "
-        f"{subject.geography}{light}.",
-    )  # fmt: skip
+        [seen] = judge.judge([image.convert("RGB")])
+    wanted = TIMES_OF_DAY.get(subject.light or "", "")
+    shown = f"{seen.landscape} {TIMES_OF_DAY[seen.light]}"
+    if seen.landscape != subject.landscape:
+        return Verdict(False, 0.0, f"The background looks like {shown}, not the "
+                                   f"{subject.landscape} of {subject.geography}.")  # fmt: skip
+    if subject.light is not None and seen.light != subject.light:
+        return Verdict(
+            False, 0.5,
+            f"The background shows {seen.landscape}, as {subject.geography} should, but it "
+            f"looks {TIMES_OF_DAY[seen.light]}, not {wanted} (the light {subject.audience} are "
+            "shown).",
+        )  # fmt: skip
+    return Verdict(True, 1.0, f"The background shows {shown}, as {subject.geography} should "
+                              f"for {subject.audience}.")  # fmt: skip
 
 
 def composition(subject: Subject, panel: Panel) -> Verdict:

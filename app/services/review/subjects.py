@@ -7,6 +7,7 @@ Reads are scoped to the business (`ctx.tenant`): another business's spot is "not
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from pathlib import Path
@@ -24,7 +25,7 @@ from storage import GenerationParams, RenderTier, VariantStatus
 from templates.cards import brand_card
 from templates.composite import CompositeResult, composite
 from templates.motion import Still, animate
-from templates.overlay import overlay
+from templates.overlay import JUDGED_AT, overlay
 from templates.spec import load_template
 from templates.storyboard import Brand, Brief, Scene, build_storyboard
 
@@ -61,6 +62,7 @@ class Subject:
     geography: str
     audience: str
     landscape: str | None
+    light: str | None  # the audience's time of day, which its background is drawn in
     params: GenerationParams
     brief: Brief
     template_id: str
@@ -129,10 +131,11 @@ class Subject:
                 plain = Still(self._backdrop(scene))
             visual = Still(plain.image, subject=self.cut) if product else plain
             picture = animate(visual, scene.motion, scene.duration, self.size)
-            layer, blocks = overlay(scene, brand, picture(0.0))
+            moments = [t * scene.duration for t in JUDGED_AT]
+            layer, blocks = overlay(scene, brand, [picture(t) for t in moments])
             without = animate(plain, scene.motion, scene.duration, self.size) if product else None
             pictures, products = [], []
-            for t in (0.0, scene.duration / 2, scene.duration * 0.999):
+            for t in moments:
                 shown = picture(t)
                 if without is not None:  # where adding the product changed the picture
                     moved = np.abs(np.asarray(shown, np.int16) - np.asarray(without(t), np.int16))
@@ -163,11 +166,12 @@ class LaidOut:
 
 @dataclass
 class Panel:
-    """What the checks of one review share: every variant under review, the scene judge, and
-    file hashes and frame signatures already computed."""
+    """What the checks of one review share: every variant under review, the scene judge of
+    each model (`judges`: preset -> judge or None), and file hashes and frame signatures
+    already computed."""
 
     subjects: list[Subject]
-    scene_judge: SceneJudge | None = None
+    judges: Callable[[str], SceneJudge | None] = lambda preset: None
     hashes: dict[Path, str] = field(default_factory=dict)
     signatures: dict[int, tuple[np.ndarray, np.ndarray] | None] = field(default_factory=dict)
     _comparable: tuple[list[Subject], np.ndarray, np.ndarray] | None = field(
@@ -228,6 +232,7 @@ def _subjects(ctx: AppContext, engine: Engine, business_id: int, spot_id: int) -
                 geography="as briefed" if place is None else place.name,
                 audience="everyone" if people is None else people.name,
                 landscape=None if place is None else place.landscape,
+                light=None if people is None else people.time_of_day,
                 params=params,
                 brief=resolved_brief(tenant, params.extra["copy"], brand),
                 template_id=spot.template_id,

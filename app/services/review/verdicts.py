@@ -3,7 +3,7 @@
 Each check answers for one variant with a `Verdict`: passed (True, False, or None when it cannot
 judge yet: nothing rendered, no classifier), a score from 0 to 1 (higher is better) and a reason a
 shop owner understands. `VariantReview` holds one variant's verdicts and `SpotReview` a whole
-spot's; a `SceneJudge`, when one is given, names the landscape a background shows.
+spot's; a `SceneJudge` names the landscape and light a background shows.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from PIL import Image
+
+from engine import Seen
 
 
 @dataclass(frozen=True)
@@ -77,9 +79,10 @@ class SpotReview:
 
 
 class SceneJudge(Protocol):
-    """Names the landscape each picture shows, in the library's words ("snowy peaks")."""
+    """Names the landscape each picture shows, in the library's words ("snowy peaks"), and its
+    light (a time of day: "day", "golden", "night"); `engine.scene_judge` gives the project's."""
 
-    def landscapes(self, images: Sequence[Image.Image]) -> list[str]: ...
+    def judge(self, images: Sequence[Image.Image]) -> list[Seen]: ...
 
 
 def _sentence(parts: list[str]) -> str:
