@@ -79,6 +79,11 @@ class SceneCard:
     copy: dict[str, str]
     still: Image.Image
 
+    @property
+    def title(self) -> str:
+        """The scene's kind in words ("end_card" is "End card")."""
+        return self.kind.replace("_", " ").capitalize()
+
 
 @dataclass(frozen=True)
 class SpotView:

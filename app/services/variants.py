@@ -9,9 +9,12 @@ from typing import TYPE_CHECKING
 
 from app.services import library
 from storage import Variant
+from templates.spec import load_template
 
 if TYPE_CHECKING:
     from app.services.context import AppContext
+
+ROLE_WORDS = {"retry": ", made again", "edit": ", your edit"}
 
 
 @dataclass(frozen=True)
@@ -27,10 +30,13 @@ class VariantCard:
     seed: int
     prompt: str
     headline: str
+    role: str | None = None  # "retry" (made again after a check) or "edit" (the owner's words)
 
     @property
     def caption(self) -> str:
-        return f"#{self.id} · {self.geography} · {self.audience}"
+        """The variant in an owner's words: its place and audience, and what sets a retry or
+        an edit apart from the variant it came from (ids are the controls' values, not words)."""
+        return f"{self.geography} · {self.audience}{ROLE_WORDS.get(self.role, '')}"
 
 
 def cards(
@@ -88,9 +94,8 @@ def lineage(ctx: AppContext, business_id: int, campaign_id: int) -> tuple[str, l
     with ctx.tenant(business_id) as tenant:
         campaign = tenant.campaigns.get(campaign_id)
         for spot in tenant.campaigns.spots(campaign_id):
-            rows.append(
-                LineageRow(0, f"Spot #{spot.id} · {spot.template_id} · {spot.duration_s:g} s")
-            )
+            name = load_template(spot.template_id).name
+            rows.append(LineageRow(0, f"Spot · {name} · {spot.duration_s:g} s"))
             variants = tenant.variants.list(spot.id)
             children: dict[int | None, list[Variant]] = {}
             for v in variants:
@@ -99,7 +104,7 @@ def lineage(ctx: AppContext, business_id: int, campaign_id: int) -> tuple[str, l
             while stack:  # depth first, oldest sibling first
                 v, depth = stack.pop()
                 c = _card(tenant, v, names, None)
-                rows.append(LineageRow(depth, f"#{c.id} {c.geography} · {c.audience} ({c.status})"))
+                rows.append(LineageRow(depth, f"{c.caption} ({c.status})"))
                 stack += [(child, depth + 1) for child in reversed(children.get(v.id, []))]
             if not variants:
                 rows.append(LineageRow(1, "no variants yet"))
@@ -128,4 +133,5 @@ def _card(tenant, v: Variant, names, frame_asset: int | None) -> VariantCard:
         v.seed,
         v.prompt,
         str(v.extra_params.get("copy", {}).get("headline", "")),
+        v.role,
     )

@@ -146,7 +146,8 @@ class Studio:
         if not spot_id:
             return "No spot yet: start with the brief."
         view = spots.spot_view(self.ctx, self.business(request), _id(spot_id, "spot"))
-        return f"Working on **{md(view.campaign_name)}** · spot #{view.id} · {view.template_id}"
+        name = dict((i, n) for n, i in self.catalog().templates).get(view.template_id, "")
+        return f"Working on **{md(view.campaign_name)}** · {md(name)} · {view.duration} s"
 
     # Brief ---------------------------------------------------------------------------------
 
@@ -268,7 +269,7 @@ class Studio:
             )
         finally:  # stored or refused, the uploads are not needed again
             self.ctx.responses.discard_uploads(who, uploads)
-        gr.Info(f"Spot #{spot.id} created. Check its storyboard, then render a preview.")
+        gr.Info("Your spot is made. Check its storyboard, then render a preview.")
         gallery, table = self._storyboard(who, spot.id)
         return spot.id, gallery, table
 
@@ -309,7 +310,7 @@ class Studio:
         gallery = [
             (
                 self._out(who, c.still, f"scene-{c.index + 1}"),
-                f"{c.index + 1}. {c.kind} · {c.start:g}–{c.start + c.duration:g} s",
+                f"{c.index + 1}. {c.title} · {c.start:g}–{c.start + c.duration:g} s",
             )
             for c in cards
         ]
@@ -317,7 +318,7 @@ class Studio:
         for c in cards:
             words = " / ".join(md(t) for t in c.copy.values() if t) or "(brand card)"
             rows.append(
-                f"| {c.index + 1}. {c.kind} | {c.start:g}–{c.start + c.duration:g} s | {words} |"
+                f"| {c.index + 1}. {c.title} | {c.start:g}–{c.start + c.duration:g} s | {words} |"
             )
         return gallery, "\n".join(rows)
 
@@ -709,8 +710,7 @@ class Studio:
             c = variants.card(self.ctx, who.business_id, _id(variant_id, "variant"))
             out += [
                 None if c.frame is None else self._out(who, c.frame, f"variant-{c.id}.png"),
-                f"**#{c.id}** · {md(c.geography)} · {md(c.audience)}  \n"
-                f"Headline: {md(c.headline)}  \nBackground seed {c.seed}: _{md(c.prompt)}_",
+                f"**{md(c.caption)}**  \nHeadline: {md(c.headline)}",
             ]
         return tuple(out)
 
@@ -730,10 +730,12 @@ class Studio:
         the call to action and contact details included), a child of it in the lineage; its
         frame is made right away."""
         parent = _id(variant_id, "variant")
-        child = copy_edits.edit_copy(self.ctx, self.business(request), parent, {slot: text})
+        business = self.business(request)
+        child = copy_edits.edit_copy(self.ctx, business, parent, {slot: text})
+        caption = variants.card(self.ctx, business, child).caption
         return (
-            f"Saved as variant #{child}, a child of #{parent}: its frame is being made. "
-            f"Choose #{child} as variant A to compare it once it is ready."
+            f"Saved as a new variant, “{md(caption)}”: its frame is being made. Choose it as "
+            "variant A to compare it once it is ready."
         )
 
     # Approve, purchase, download -----------------------------------------------------------
@@ -742,8 +744,9 @@ class Studio:
     def quote(self, variant_ids: list[int] | None, request: gr.Request) -> tuple[int, str]:
         """A quote for the chosen variants: returns the order's id and the price."""
         chosen = [_id(v, "variant") for v in variant_ids or []]
-        order = orders.quote(self.ctx, self.business(request), chosen)
-        return order.id, _order_text(order)
+        business = self.business(request)
+        order = orders.quote(self.ctx, business, chosen)
+        return order.id, self._order_text(business, order)
 
     @friendly
     def approve(self, order_id: int | None, request: gr.Request) -> tuple:
@@ -818,12 +821,14 @@ class Studio:
         return self._delivered(who, order)
 
     def _delivered(self, who: accounts.Account, order: orders.OrderView) -> tuple:
+        text = self._order_text(who.business_id, order)
         if order.status not in ("delivered", "failed"):
-            return _order_text(order), None, ""
+            return text, None, ""
+        names = self._captions(who.business_id, order.variant_ids)
         files, links = [], []
         for d in order.deliveries:
             if d.render_id is None:
-                links.append(f"- Variant #{d.variant_id}: not rendered — {md(d.error)}")
+                links.append(f"- {md(names[d.variant_id])}: not rendered — {md(d.error)}")
                 continue
             final = files_service.render_download(self.ctx, who.business_id, d.render_id)
             report = files_service.qc_report(self.ctx, who.business_id, d.render_id)
@@ -832,11 +837,32 @@ class Studio:
             files += [self._out(who, final.path, final.filename), self._out(who, qc_json, qc_name)]
             verdict = "passes broadcast QC" if d.qc_passed else "FAILS broadcast QC"
             links.append(
-                f"- Variant #{d.variant_id} ({verdict}): "
+                f"- {md(names[d.variant_id])} ({verdict}): "
                 f"[download the spot](/download/render/{d.render_id}) · "
                 f"[QC report](/download/render/{d.render_id}/qc.json)"
             )
-        return _order_text(order), files, "\n".join(links)
+        return text, files, "\n".join(links)
+
+    def _captions(self, business: int, variant_ids) -> dict[int, str]:
+        return {v: variants.card(self.ctx, business, v).caption for v in variant_ids}
+
+    def _order_text(self, business: int, order: orders.OrderView) -> str:
+        names = self._captions(business, order.variant_ids).values()
+        return _order_text(order, "; ".join(md(n) for n in names))
+
+    @friendly
+    def order_actions(self, order_id: int | None, request: gr.Request) -> tuple:
+        """The page's order buttons: approve, render again and cancel, each enabled only while
+        it applies to where the order stands; check, once there is an order."""
+        status = None
+        if order_id:
+            status = orders.status(self.ctx, self.business(request), _id(order_id, "order")).status
+        return (
+            gr.Button(interactive=status == "quoted"),
+            gr.Button(interactive=status == "failed"),
+            gr.Button(interactive=status in ("quoted", "failed")),
+            gr.Button(interactive=status is not None),
+        )
 
     # Library -------------------------------------------------------------------------------
 
@@ -846,7 +872,7 @@ class Studio:
         found = businesses.list_campaigns(self.ctx, business)
         # A Dataframe of str cells shows text as text; Markdown cells would need escaping.
         rows = [[c.id, c.name, c.objective, c.status, f"{c.created_at:%Y-%m-%d}"] for c in found]
-        choices = [(f"#{c.id} {c.name}", c.id) for c in found]
+        choices = [(f"{c.name} · {c.created_at:%Y-%m-%d}", c.id) for c in found]
         return rows, gr.Dropdown(choices=choices, value=choices[0][1] if choices else None)
 
     @friendly
@@ -869,7 +895,8 @@ class Studio:
 
     def _open(self, who: accounts.Account, spot_id: int) -> tuple:
         gallery, table = self._storyboard(who, spot_id)
-        return spot_id, gallery, table, f"Working on spot #{spot_id}."
+        view = spots.spot_view(self.ctx, who.business_id, spot_id)
+        return spot_id, gallery, table, f"Working on {md(view.campaign_name)}."
 
     @friendly
     def resume(self, request: gr.Request) -> tuple:
@@ -887,7 +914,7 @@ class Studio:
         copy = businesses.duplicate_campaign(
             self.ctx, self.business(request), _id(campaign_id, "campaign")
         )
-        return f"Duplicated as #{copy.id} {md(copy.name)}."
+        return f"Duplicated as {md(copy.name)}."
 
     @friendly
     def rerender(self, variant_id: int | None, request: gr.Request) -> str:
@@ -895,7 +922,7 @@ class Studio:
         business = self.business(request)
         job = renders.enqueue(self.ctx, business, _id(variant_id, "variant"), "preview", again=True)
         p = jobs.progress(self.ctx, business, job)
-        return f"Re-render queued (job {job}, {p.position} ahead of it)."
+        return f"Re-render queued ({p.position} ahead of it)."
 
 
 def proposals_air(rows: list[list] | None) -> list[list]:
@@ -912,6 +939,19 @@ def following(follow: dict | None):
 def stopped():
     """A page's timer stopped (the user stopped following, or a read failed)."""
     return gr.Timer(active=False)
+
+
+def halted(follow: dict | None) -> tuple:
+    """A page's timer stopped, and what it followed marked over (the user stopped it, or a
+    read failed), so the buttons that depend on it are set back."""
+    ended = {**follow, "live": False} if isinstance(follow, dict) else follow
+    return stopped(), ended
+
+
+def working(follow: dict | None) -> tuple:
+    """Start and stop buttons for followed work: start while none goes on, stop while it does."""
+    live = _live(follow)
+    return gr.Button(interactive=not live), gr.Button(interactive=live)
 
 
 def _timer(follow: dict):
@@ -1036,11 +1076,8 @@ def _run_summary(report: bulk.RunReport) -> str:
     return "Done: " + ", ".join(parts) + ". Compare them, then order the ones you want."
 
 
-def _order_text(order: orders.OrderView) -> str:
-    variants_text = ", ".join(f"#{v}" for v in order.variant_ids)
-    lines = [
-        f"**Order #{order.id}** · {order.status} · {order.quote_text} · variants {variants_text}"
-    ]
+def _order_text(order: orders.OrderView, variants_text: str) -> str:
+    lines = [f"**Order #{order.id}** · {order.status} · {order.quote_text} · {variants_text}"]
     if order.status == "quoted":
         lines.append("Approve to purchase: the broadcast files are rendered right away.")
     if order.status == "failed":

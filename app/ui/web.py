@@ -13,7 +13,7 @@ from app.services.copy_edits import EDITABLE
 from app.services.spots import MUSIC_CHOICES, UPLOADED
 from app.services.text_rules import FIELDS, limit
 from app.ui.review_panel import ReviewPanel
-from app.ui.studio import WORDS, Studio, following, proposals_air, stopped
+from app.ui.studio import WORDS, Studio, following, halted, proposals_air, stopped, working
 from app.ui.variant_clips import GRID, VariantClips
 
 DEFAULT_SETTING = "street with buildings during the day"  # a scene the offline model knows
@@ -27,10 +27,32 @@ WORKERS, READERS, QUEUE_MAX = 8, 8, 64
 TICK_S = 1.0
 READ = {"concurrency_id": "read", "concurrency_limit": READERS}
 TICK = {**READ, "show_progress": "hidden", "api_name": False}
+# A live "12 / 60" under each field with a character limit, counted in the browser (no server
+# call per key). Values the server sets (the saved brand kit, an edit's words) fire no input
+# event, so the counters are also refreshed every second.
+COUNTERS = """() => {
+  const show = (field) => {
+    const box = field.closest("label") || field;
+    let counter = box.nextElementSibling;
+    if (!counter || !counter.classList.contains("counter")) {
+      counter = document.createElement("div");
+      counter.className = "counter";
+      box.insertAdjacentElement("afterend", counter);
+    }
+    const text = `${field.value.length} / ${field.maxLength}`;
+    if (counter.textContent !== text) counter.textContent = text;
+  };
+  const all = () => document.querySelectorAll("textarea[maxlength], input[maxlength]")
+    .forEach((field) => field.maxLength > 0 && show(field));
+  document.addEventListener("input", (e) => e.target.maxLength > 0 && show(e.target));
+  all();
+  setInterval(all, 1000);
+}"""
 CSS = """
 /* width 100%: a flex item with auto margins would otherwise grow to its content's width */
 .gradio-container { width: 100%; max-width: 1100px !important; margin: auto; }
 #status, #variants-status, #order-status { min-height: 2.5em; }
+.counter { text-align: right; font-size: 0.8em; color: var(--body-text-color-subdued); }
 .sign-out { padding: 6px 14px; border-radius: 8px; border: 1px solid #c8ccd2; }
 .prose table { display: block; overflow-x: auto; }
 @media (max-width: 640px) {  /* a phone: every row becomes a column */
@@ -159,12 +181,12 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                     scene_order = gr.Textbox(
                         label="Scene order", placeholder="e.g. 1, 3, 2, 4", elem_id="order"
                     )
-                    reorder = gr.Button("Apply order")
+                    reorder = gr.Button("Apply order", interactive=False)
                     redraw_scene = gr.Number(label="Scene", value=None, precision=0)
-                    redraw = gr.Button("New background for this scene")
+                    redraw = gr.Button("New background for this scene", interactive=False)
                 with gr.Row():
-                    show = gr.Button("Show backgrounds")
-                    more = gr.Button("Other backgrounds")
+                    show = gr.Button("Show backgrounds", interactive=False)
+                    more = gr.Button("Other backgrounds", interactive=False)
                 candidates = gr.Gallery(
                     object_fit="contain",
                     label="Backgrounds for your setting (click one)",
@@ -176,13 +198,13 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                 round_ = gr.Number(value=0, visible=False, precision=0)
                 with gr.Row():
                     seed = gr.Number(label="Chosen background", value=None, precision=0)
-                    use = gr.Button("Use this background", variant="primary")
+                    use = gr.Button("Use this background", variant="primary", interactive=False)
                 chosen = gr.Markdown()
 
             with gr.Tab("3 · Preview", id="preview"):
                 with gr.Row():
-                    render = gr.Button("Render preview", variant="primary")
-                    stop_preview = gr.Button("Cancel")
+                    render = gr.Button("Render preview", variant="primary", interactive=False)
+                    stop_preview = gr.Button("Cancel", interactive=False)
                 status = gr.Markdown(elem_id="status")
                 video = gr.Video(label="Preview (watermarked)", elem_id="preview-video")
                 frames = gr.Gallery(object_fit="contain", label="Scenes", columns=4, height="auto")
@@ -206,10 +228,10 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                 )  # fmt: skip
                 use_proposals = gr.Button("Use the proposals")
                 with gr.Row():
-                    make = gr.Button("Make variants", variant="primary")
-                    stop_variants = gr.Button("Stop")
+                    make = gr.Button("Make variants", variant="primary", interactive=False)
+                    stop_variants = gr.Button("Stop", interactive=False)
                 progress = gr.Markdown(elem_id="variants-status")
-                run = gr.Textbox(label="Run", interactive=False, elem_id="run")
+                run = gr.Textbox(visible=False)  # the run's key, for Stop: not the owner's to read
                 with gr.Row():
                     only_place = gr.Dropdown(
                         label="Show place", choices=["All"], value="All", allow_custom_value=True
@@ -282,14 +304,17 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
 
             with gr.Tab("6 · Buy & download", id="order"):
                 chosen_variants = gr.CheckboxGroup(label="Variants to buy", elem_id="buy")
-                ask = gr.Button("Get a quote")
+                ask = gr.Button("Get a quote", interactive=False)
                 order = gr.Number(label="Order", value=None, precision=0, interactive=False)
                 order_text = gr.Markdown(elem_id="order-status")
                 with gr.Row():
-                    approve = gr.Button("Approve and purchase", variant="primary")
-                    check = gr.Button("Check order")
-                    retry = gr.Button("Render again")
-                    withdraw = gr.Button("Cancel order")
+                    # Each enabled only while it applies to where the order stands (order_actions).
+                    approve = gr.Button(
+                        "Approve and purchase", variant="primary", interactive=False
+                    )
+                    check = gr.Button("Check order", interactive=False)
+                    retry = gr.Button("Render again", interactive=False)
+                    withdraw = gr.Button("Cancel order", interactive=False)
                 downloads = gr.Markdown(elem_id="downloads")
                 delivered = gr.File(label="Broadcast files and QC reports", file_count="multiple")
                 order_follow = gr.JSON(visible=False, label="Follow")  # the order followed
@@ -313,6 +338,13 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
 
         # Wiring: each event a named endpoint. ------------------------------------------------
         spot.change(s.spot_label, inputs=spot, outputs=working_on, api_name=False)
+        page.load(None, js=COUNTERS, api_name=False)
+        # The storyboard's, preview's and variants' actions need a spot: enabled once there is one.
+        needs_spot = [reorder, redraw, show, more, use, render, make]
+        spot.change(
+            lambda spot_id: [gr.Button(interactive=bool(spot_id))] * len(needs_spot),
+            inputs=spot, outputs=needs_spot, **TICK,
+        )  # fmt: skip
         page.load(s.welcome, outputs=who, api_name="whoami")
         page.load(
             s.templates, inputs=duration, outputs=[thumbnails, template], api_name="templates"
@@ -424,7 +456,9 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             outputs=[status, video, frames, preview_follow, preview_timer],
             **TICK,
         )
-        preview_tick.failure(stopped, outputs=preview_timer, **TICK)
+        preview_tick.failure(
+            halted, inputs=preview_follow, outputs=[preview_timer, preview_follow], **TICK
+        )
         gr.on(
             [],
             s.preview_progress,
@@ -440,7 +474,13 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             cancels=[preview, preview_tick],
             api_name="cancel_job",
         )
-        stop_preview.click(stopped, outputs=preview_timer, **TICK)
+        stop_preview.click(
+            halted, inputs=preview_follow, outputs=[preview_timer, preview_follow], **TICK
+        )
+        # While a preview renders: Cancel, not Render preview; the reverse once it is over.
+        preview_follow.change(
+            working, inputs=preview_follow, outputs=[render, stop_preview], **TICK
+        )
 
         for chooser in (places, people):
             chooser.change(
@@ -470,7 +510,9 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             outputs=[progress, gallery, variants_follow, *choices, variants_timer],
             **TICK,
         )
-        variants_tick.failure(stopped, outputs=variants_timer, **TICK)
+        variants_tick.failure(
+            halted, inputs=variants_follow, outputs=[variants_timer, variants_follow], **TICK
+        )
         gr.on(
             [],
             s.variants_progress,
@@ -486,7 +528,12 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             cancels=[making, variants_tick],
             api_name="cancel_variants",
         )
-        stop_variants.click(stopped, outputs=variants_timer, **TICK)
+        stop_variants.click(
+            halted, inputs=variants_follow, outputs=[variants_timer, variants_follow], **TICK
+        )
+        variants_follow.change(
+            working, inputs=variants_follow, outputs=[make, stop_variants], **TICK
+        )
         for narrow, name in ((only_place, "variant_gallery"), (only_people, False)):
             narrow.change(
                 s.variant_gallery,
@@ -557,7 +604,15 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             api_name="edit_variant_copy",
         )
 
+        chosen_variants.change(
+            lambda chosen: gr.Button(interactive=bool(chosen)),
+            inputs=chosen_variants, outputs=ask, **TICK,
+        )  # fmt: skip
         ask.click(s.quote, inputs=chosen_variants, outputs=[order, order_text], api_name=False)
+        order_text.change(
+            s.order_actions, inputs=order, outputs=[approve, retry, withdraw, check],
+            trigger_mode="always_last", **TICK,
+        )  # fmt: skip
         for button, handler in ((approve, s.approve), (retry, s.retry_order)):
             button.click(
                 handler,

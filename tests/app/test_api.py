@@ -105,10 +105,10 @@ def test_the_whole_flow_through_the_api(app_server, photo, tmp_path):
         api.predict(spot, 1, api_name="/choose_background")
         _board, table = api.predict(spot, "1, 3, 2, 4", api_name="/reorder_scenes")
         assert [row.split("|")[1].strip() for row in table.splitlines()[2:]] == [
-            "1. establishing",
-            "2. offer",
-            "3. hero",
-            "4. end_card",
+            "1. Establishing",
+            "2. Offer",
+            "3. Hero",
+            "4. End card",
         ]
         api.predict(spot, 1, api_name="/regenerate_scene")  # a new background for the opening
         with pytest.raises(Exception, match="brand card"):
@@ -137,7 +137,10 @@ def test_the_whole_flow_through_the_api(app_server, photo, tmp_path):
         only = api.predict(spot, "Manhattan", "All", api_name="/variant_gallery")
         assert len(only) == 2 and all("Manhattan" in item["caption"] for item in only)
 
-        variant = int(captions[-1].split(" ")[0].lstrip("#"))
+        # Captions are words; the choices the page offers carry the ids as their values.
+        compare_a, *_ = api.predict(spot, api_name="/variant_choices")
+        variant = dict(compare_a["choices"])[captions[-1]]
+        assert not any("#" in label for label, _ in compare_a["choices"])
 
         # Watched before paying: the variant's preview clip, made on demand.
         status, clips, watching = api.predict([variant], api_name="/play_variants")

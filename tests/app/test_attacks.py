@@ -99,7 +99,7 @@ def attack(tmp_path_factory):
         )
         assert "1 of 1 variants ready" in done
         seen += [gallery]
-        variant = int(gallery[0]["caption"].split(" ")[0].lstrip("#"))
+        variant = a.predict(spot, api_name="/variant_choices")[0]["choices"][-1][1]
         seen += list(a.predict(variant, 1, api_name="/compare"))
         order, _ = a.predict([1], api_name="/quote")  # the spot as briefed
         *_, follows["order"] = a.predict(order, api_name="/approve")
@@ -143,11 +143,23 @@ def test_b_reaches_none_of_a_by_any_endpoint(attack):
         "/lineage": (ids["campaign"],),
         "/duplicate_campaign": (ids["campaign"],),
         "/open_campaign": (ids["campaign"],),
+        "/copy_proposals": (spot, people),
+        "/decide_copy": (spot, [["Retirees", "Headline", "Fresh espresso", "", "Mine now"]]),
+        "/edit_variant_copy": (variant, "headline", "Mine now"),
+        "/review_variants": (spot,),
+        "/fix_variants": (spot, "b-retries-safely"),
+        "/fix_progress": ([variant],),
+        "/play_variants": ([variant],),
+        # A's preview job, followed as a clip.
+        "/clips_progress": (
+            {"jobs": [[variant, ids["job"]]], "typical": 1, "began": 0, "live": True},
+        ),
     }
     # What A follows its work with, read by B: each read is for the signed-in business.
     for kind in ("preview", "variants", "order"):
         attacks[f"/{kind}_progress"] = (attack["follows"][kind],)
-    own = {"/whoami", "/templates", "/library_choices", "/campaigns", "/create_spot"}
+    own = {"/whoami", "/templates", "/library_choices", "/campaigns", "/create_spot",
+           "/brand_kit"}  # fmt: skip
     named = set(b.view_api(return_format="dict", print_info=False)["named_endpoints"])
     assert named == set(attacks) | own, "a new endpoint needs its attack here"
     for endpoint, args in attacks.items():

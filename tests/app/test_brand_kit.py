@@ -113,7 +113,8 @@ def test_another_business_gets_the_defaults_not_the_first_one_s_kit(ctx, photo, 
         "Using your saved logo; upload one to replace it.",
     )  # fmt: skip
     resumed = studio.resume(harbor)
-    assert resumed[0] == spot and resumed[3] == f"Working on spot #{spot}."
+    named = spots.spot_view(ctx, harbor_id, spot).campaign_name
+    assert resumed[0] == spot and resumed[3] == f"Working on {named}."
     assert studio.brand_kit(harbor)["files"] == {"logo": logo.name}
 
     # Another business: the defaults everywhere, a blank studio, and its spot has no logo.

@@ -77,7 +77,7 @@ def test_a_render_is_followed_by_the_page_s_timer_not_by_a_waiting_handler(held_
         sign_up(page, url, "Harbor Coffee", "owner@harbor.test")
         fill_brief(page, photo)
         page.get_by_role("button", name="Create storyboard").click()
-        expect(page.locator("#working-on")).to_contain_text("spot #1", timeout=MINUTE)
+        expect(page.locator("#working-on")).to_contain_text("Working on", timeout=MINUTE)
 
         # The click answers while no worker has taken the render.
         tab(page, "3 · Preview")

@@ -14,6 +14,7 @@ from PIL import Image
 from playwright.sync_api import Page, expect, sync_playwright
 from skimage import data
 
+from app.services.text_rules import limit
 from templates import qc
 
 CHROMIUM_ARGS = [
@@ -105,9 +106,13 @@ def test_brief_to_download(browser, app_server, photo, tmp_path, viewport):
         steps.shot("signed-in")
 
         fill_brief(page, photo)
+        # A live count under each field with a limit, as it is typed.
+        expect(page.locator(".counter", has_text=f"20 / {limit('headline')}")).to_be_visible()
         steps.shot("brief")
         page.get_by_role("button", name="Create storyboard").click()
-        expect(page.locator("#working-on")).to_contain_text("spot #", timeout=MINUTE)
+        working_on = page.locator("#working-on")
+        expect(working_on).to_contain_text("Working on Espresso week", timeout=MINUTE)
+        expect(working_on).not_to_contain_text("#")
 
         # Storyboard: the scenes, then a background chosen among candidates.
         tab(page, "2 · Storyboard")
@@ -125,6 +130,7 @@ def test_brief_to_download(browser, app_server, photo, tmp_path, viewport):
         page.get_by_role("button", name="Render preview").click()
         expect(page.locator("#status")).to_contain_text("Preview ready", timeout=3 * MINUTE)
         expect(page.locator("#preview-video video")).to_have_count(1)
+        expect(page.get_by_role("button", name="Cancel", exact=True)).to_be_disabled()
         steps.shot("preview")
 
         # Personalize: 2 places x 2 audiences, the count before starting, frames as they come.
@@ -137,6 +143,8 @@ def test_brief_to_download(browser, app_server, photo, tmp_path, viewport):
             "Done: 4 of 4 variants ready", timeout=4 * MINUTE
         )
         expect(page.locator("#variants .thumbnail-item")).to_have_count(4)
+        expect(page.get_by_role("button", name="Stop")).to_be_disabled()
+        expect(page.get_by_label("Run", exact=True)).to_have_count(0)  # its key is not shown
         steps.shot("variants")
 
         # Every variant checked; files damaged on disk are flagged, and made again on a click.
@@ -156,6 +164,7 @@ def test_brief_to_download(browser, app_server, photo, tmp_path, viewport):
         tab(page, "5 · Compare")
         page.get_by_role("button", name="Compare").click()
         expect(page.get_by_text("Headline:").first).to_be_visible(timeout=MINUTE)
+        expect(page.get_by_text(re.compile(r"seed|#\d"))).to_have_count(0)  # no internals
         if viewport == "desktop":  # two preview renders: one size is enough
             page.get_by_role("button", name="Play both").click()
             expect(page.locator("#pair-status")).to_contain_text(
@@ -167,12 +176,16 @@ def test_brief_to_download(browser, app_server, photo, tmp_path, viewport):
 
         # Approve and purchase one, then download its broadcast file.
         tab(page, "6 · Buy & download")
+        buy = page.get_by_role("button", name="Approve and purchase")
+        expect(buy).to_be_disabled()  # nothing quoted yet
         page.get_by_label(re.compile(r"Manhattan · Retirees")).check()
         page.get_by_role("button", name="Get a quote").click()
         expect(page.locator("#order-status")).to_contain_text("quoted", timeout=MINUTE)
         expect(page.locator("#order-status")).to_contain_text("USD 49.00")
         page.get_by_role("button", name="Approve and purchase").click()
         expect(page.locator("#order-status")).to_contain_text("delivered", timeout=5 * MINUTE)
+        for done in ("Approve and purchase", "Render again", "Cancel order"):
+            expect(page.get_by_role("button", name=done)).to_be_disabled()
         steps.shot("delivered")
         link = page.locator("#downloads").get_by_role("link", name="download the spot")
         with page.expect_download(timeout=MINUTE) as download:
@@ -226,7 +239,7 @@ def test_a_missing_model_and_a_full_queue_are_explained(browser, app_server, pho
         sign_up(page, url, "Harbor Coffee", "owner@harbor.test")
         fill_brief(page, photo)
         page.get_by_role("button", name="Create storyboard").click()
-        expect(page.locator("#working-on")).to_contain_text("spot #", timeout=MINUTE)
+        expect(page.locator("#working-on")).to_contain_text("Working on", timeout=MINUTE)
         tab(page, "2 · Storyboard")
         page.get_by_role("button", name="Show backgrounds").click()
         expect(page.get_by_text("is not on this machine")).to_be_visible(timeout=MINUTE)
@@ -236,12 +249,12 @@ def test_a_missing_model_and_a_full_queue_are_explained(browser, app_server, pho
         page.goto(url)  # still signed in
         expect(page.locator("#who")).to_contain_text("Harbor Coffee", timeout=MINUTE)
         # A returning owner: the last spot is open, the brief starts from the brand kit.
-        expect(page.locator("#working-on")).to_contain_text("spot #1", timeout=MINUTE)
+        expect(page.locator("#working-on")).to_contain_text("Espresso week", timeout=MINUTE)
         web = page.get_by_label("Web address (shown with a QR code)")
         expect(web).to_have_value("harborcoffee.com")
         tab(page, "Library")
         page.get_by_role("button", name="Open this campaign").click()
-        expect(page.get_by_text("Working on spot #1.")).to_be_visible(timeout=MINUTE)
+        expect(page.get_by_text("Working on Espresso week.")).to_be_visible(timeout=MINUTE)
         tab(page, "4 · Personalize")
         for name in ("Miami", "Denver", "Young runners", "Retirees"):
             page.get_by_label(name, exact=True).check()

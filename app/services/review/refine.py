@@ -21,7 +21,15 @@ from typing import TYPE_CHECKING, Any
 from app.services import bulk, renders
 from app.services.jobs import Tallies, ensure_room, owner_name, work_batch
 from app.services.review import RETRY_ROLE, SceneJudge, SpotReview, VariantReview, review_spot
-from storage import GenerationParams, JobKey, JobQueue, JobStatus, RenderTier, VariantStatus
+from storage import (
+    GenerationParams,
+    JobKey,
+    JobQueue,
+    JobStatus,
+    NotFound,
+    RenderTier,
+    VariantStatus,
+)
 
 if TYPE_CHECKING:
     from app.services.context import AppContext
@@ -223,11 +231,13 @@ def _retry(ctx, business_id: int, parent, reviewed: VariantReview) -> Retry:
 
 def made(ctx: AppContext, business_id: int, retries: list[int]) -> tuple[int, int]:
     """How many of these retries are made (their frames, and renders where asked: done or
-    given up), of how many; another business's retries count as none."""
+    given up), of how many; another business's variant is not found."""
     with ctx.tenant(business_id) as tenant:
-        mine = [v.id for v in tenant.variants.some(retries)]
-    ids = JobQueue(ctx.db).ids(_keys(mine))
-    return len(retries) - len(_pending(ctx, ids, mine)), len(retries)
+        mine = {v.id for v in tenant.variants.some(retries)}
+    if missing := [v for v in retries if v not in mine]:
+        raise NotFound("variant", missing[0])
+    ids = JobQueue(ctx.db).ids(_keys(sorted(mine)))
+    return len(mine) - len(_pending(ctx, ids, sorted(mine))), len(mine)
 
 
 def _make(ctx, engine: Engine, business_id: int, variant_ids: list[int]) -> None:
