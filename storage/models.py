@@ -283,6 +283,9 @@ class Render(Base):
         ForeignKey("variants.id", ondelete="CASCADE"), index=True
     )
     tier: Mapped[RenderTier] = mapped_column(_enum(RenderTier))
+    # The screen's shape it was laid out for (`templates.spec.SHAPES`): one variant has a
+    # master per shape bought, each its own render.
+    shape: Mapped[str] = mapped_column(String(5), default="16:9", server_default="16:9")
     asset_id: Mapped[int] = mapped_column(ForeignKey("assets.id"), index=True)
     qc_report: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     timings: Mapped[dict[str, Any]] = mapped_column(default=dict)  # stage -> seconds
@@ -401,4 +404,10 @@ class Order(Timestamps, Base):
     status: Mapped[OrderStatus] = mapped_column(_enum(OrderStatus), default=OrderStatus.DRAFT)
     quote_cents: Mapped[int | None] = mapped_column(Integer)
     currency: Mapped[str] = mapped_column(String(3), default="USD")
+    # What was bought besides the variants: each in every shape (16:9, 9:16, 1:1), each master
+    # QC'd against every destination's spec (`templates.qc_specs.SPECS`).
+    shapes: Mapped[list[Any]] = mapped_column(default=lambda: ["16:9"])
+    destinations: Mapped[list[Any]] = mapped_column(default=lambda: ["broadcast"])
+    # The delivery zip, once the order is delivered.
+    package_asset_id: Mapped[int | None] = mapped_column(ForeignKey("assets.id"))
     variants: Mapped[list[Variant]] = relationship(secondary=order_variants)
