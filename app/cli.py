@@ -18,11 +18,20 @@ business_cli = typer.Typer(help="Businesses (tenants).", no_args_is_help=True)
 campaign_cli = typer.Typer(help="Campaigns of one business.", no_args_is_help=True)
 spot_cli = typer.Typer(help="Spots: a campaign's creative, from a brief.", no_args_is_help=True)
 models_cli = typer.Typer(help="Model presets: list them, pull hub weights.", no_args_is_help=True)
+picture_cli = typer.Typer(
+    help="Your pictures: photos and clips to set a spot or a place in.", no_args_is_help=True
+)
+order_cli = typer.Typer(
+    help="Orders: quote variants in shapes for destinations, approve, fetch the package.",
+    no_args_is_help=True,
+)
 cli.add_typer(db_cli, name="db")
 cli.add_typer(business_cli, name="business")
 cli.add_typer(campaign_cli, name="campaign")
 cli.add_typer(spot_cli, name="spot")
 cli.add_typer(models_cli, name="models")
+cli.add_typer(picture_cli, name="picture")
+cli.add_typer(order_cli, name="order")
 
 
 def _context():
@@ -128,7 +137,9 @@ def spot_create(
     campaign: str = typer.Option(..., "--campaign", help="The new campaign's name."),
     template: str = typer.Option("product-hero", help="Template id (see `spotforge templates`)."),
     brief: Path = typer.Option(
-        ..., help="JSON: the copy, optionally objective, colors, voiceover, music, music_file."
+        ...,
+        help="JSON: the copy, optionally objective, colors, voiceover, music, music_file, "
+        'background ({"file": photo or clip, or "asset": one of your pictures; "focus": [x, y]}).',
     ),
     photo: list[Path] = typer.Option(..., help="Product photo; repeat for more."),
     logo: Path = typer.Option(None, help="Logo image."),
@@ -149,13 +160,18 @@ def spot_create(
     if track is not None and not isinstance(track, str):
         raise _fail('the brief\'s "music_file" is the path of an audio file')
     music_file = None if track is None else brief.parent / track  # beside the brief, if relative
-    for path in [*photo, logo, heading_font, body_font, music_file]:
+    setting = given.get("background") if isinstance(given, dict) else None
+    picture = setting.get("file") if isinstance(setting, dict) else None
+    if picture is not None and not isinstance(picture, str):
+        raise _fail('the brief\'s "background" "file" is the path of a photo or clip')
+    background_file = None if picture is None else brief.parent / picture
+    for path in [*photo, logo, heading_font, body_font, music_file, background_file]:
         if path is not None and not path.is_file():
             raise _fail(f"no such file: {path}")
     try:
         form = spots.brief_form(campaign, template, given, photo, logo=logo,
                                 heading_font=heading_font, body_font=body_font,
-                                music_file=music_file)  # fmt: skip
+                                music_file=music_file, background_file=background_file)  # fmt: skip
         made = spots.create_spot(_context(), business, form)
     except USER_ERRORS as exc:
         raise _fail(str(exc)) from exc
@@ -164,6 +180,52 @@ def spot_create(
     typer.echo(json.dumps({"spot_id": made.id, "campaign_id": made.campaign_id,
                            "template": made.template_id, "duration_s": made.duration,
                            "notes": list(made.notes)}))  # fmt: skip
+
+
+@picture_cli.command("add")
+def picture_add(
+    file: Path,
+    business: int = typer.Option(..., "--business", "-b", help="Business id."),
+    geography: str = typer.Option(
+        None, help="Set this place's variants in it (the place's name in your library)."
+    ),
+    focus: str = typer.Option(
+        None, help='Where it is cropped around: "x,y" (0 to 1 each) or e.g. "bottom left".'
+    ),
+) -> None:
+    """Add a photo (JPEG, PNG, WebP) or clip (MP4, MOV) to your pictures; print its "asset"
+    (for a brief's "background") as JSON."""
+    import json
+
+    from app.services import USER_ERRORS, library, pictures
+
+    if not file.is_file():
+        raise _fail(f"no such file: {file}")
+    try:
+        point = pictures.focus_of(
+            focus if focus is None or "," not in focus else json.loads(f"[{focus}]")
+        )
+        added = pictures.upload(_context(), business, file)
+        if geography is not None:
+            library.set_geography_background(
+                _context(), business, geography, pictures.Backdrop(added.asset_id, point)
+            )
+    except (*USER_ERRORS, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    typer.echo(json.dumps({"asset": added.asset_id, "name": added.name, "kind": added.kind}))
+
+
+@picture_cli.command("list")
+def picture_list(
+    business: int = typer.Option(..., "--business", "-b", help="Business id."),
+) -> None:
+    from app.services import USER_ERRORS, pictures
+
+    try:
+        for p in pictures.pictures(_context(), business):
+            typer.echo(f"{p.asset_id}\t{p.caption}")
+    except USER_ERRORS as exc:
+        raise _fail(str(exc)) from exc
 
 
 @campaign_cli.command("list")
@@ -355,6 +417,34 @@ def train(
     typer.echo(json.dumps({"out": str(out), "grid": str(grid), "recognised": accuracy}))
 
 
+@cli.command()
+def scene(
+    geography: str = typer.Option(..., "--geography", "-g", help="Geography name."),
+    light: str = typer.Option("day", help="day, golden or night."),
+    seed: int = typer.Option(0, help="The run's seed (bulk --seed)."),
+    business: int = typer.Option(
+        None, "--business", "-b", help="As this business's variants get it (its library)."
+    ),
+    out: Path = typer.Option(..., "-o", "--out", help="Output PNG."),
+) -> None:
+    """Write a place's background as a final shows it (1920x1080, before any overlay), made by
+    the configured model."""
+    from app.services import USER_ERRORS
+    from app.services.context import open_engine
+    from app.services.scene_look import scene as look
+
+    settings = Settings()
+    ctx = _context()
+    try:
+        with open_engine(settings) as engine:
+            image = look(ctx, engine, geography, preset=settings.model, light=light, seed=seed,
+                         business_id=business)  # fmt: skip
+    except USER_ERRORS as exc:
+        raise _fail(str(exc)) from exc
+    image.save(out, format="PNG")
+    typer.echo(str(out))
+
+
 @models_cli.command("list")
 def models_list() -> None:
     """Every preset: tasks, licence, whether it is on this machine, and its size."""
@@ -408,16 +498,161 @@ def qc(
 
 
 @cli.command()
+def verify(file: Path) -> None:
+    """Print a file's C2PA manifest (JSON) and whether the file still matches it: exit 0 when
+    it does, 1 when it does not (a changed byte, no manifest)."""
+    import json
+
+    from app.services import provenance
+
+    if not file.is_file():
+        raise _fail(f"no such file: {file}")
+    seen = provenance.verify(Settings(), file)
+    typer.echo(json.dumps(seen.to_dict(), indent=2))
+    if seen.matches:
+        trust = "" if seen.trusted else " (its signer is not in this machine's trust list)"
+        typer.echo(f"matches: {file} is what its manifest signed{trust}")
+        raise typer.Exit(0)
+    why = ", ".join(seen.failures) or seen.state or "no manifest"
+    typer.echo(f"does not match: {file} ({why})")
+    raise typer.Exit(1)
+
+
+def _order_line(order) -> str:
+    shapes, destinations = ", ".join(order.shapes), ", ".join(order.destinations)
+    return f"order {order.id}\t{order.status}\t{order.quote_text}\t{shapes}\t{destinations}"
+
+
+@order_cli.command("quote")
+def order_quote(
+    business: int = typer.Option(..., "--business", "-b", help="Business id."),
+    variant: list[int] = typer.Option(..., "--variant", "-v", help="Variant id; repeat."),
+    shape: list[str] = typer.Option(["16:9"], "--shape", help="16:9, 9:16 or 1:1; repeat."),
+    destination: list[str] = typer.Option(
+        ["broadcast"], "--destination", "-d", help="A delivery spec (see `qc`); repeat."
+    ),
+) -> None:
+    """Quote ready variants, each in every --shape, checked for every --destination."""
+    from app.services import USER_ERRORS, orders
+
+    try:
+        order = orders.quote(_context(), business, variant, shapes=shape, destinations=destination)
+    except USER_ERRORS as exc:
+        raise _fail(str(exc)) from exc
+    typer.echo(_order_line(order))
+
+
+@order_cli.command("approve")
+def order_approve(
+    order: int = typer.Argument(..., help="Order id."),
+    business: int = typer.Option(..., "--business", "-b", help="Business id."),
+    wait: bool = typer.Option(
+        False, "--wait", help="Render the finals here and wait until the order is settled."
+    ),
+    out: Path = typer.Option(None, "-o", "--out", help="With --wait: write the package here."),
+) -> None:
+    """Approve (purchase) a quoted order; its finals are rendered by the app's worker, or here
+    with --wait."""
+    from app.services import USER_ERRORS, orders
+
+    ctx = _context()
+    try:
+        view = orders.approve(ctx, business, order)
+        if wait and view.status == "rendering":
+            view = _work_until_settled(ctx, business, order)
+        if out is not None and view.status == "delivered":
+            _write_package(ctx, business, order, out)
+    except USER_ERRORS as exc:
+        raise _fail(str(exc)) from exc
+    finally:
+        ctx.close()
+    typer.echo(_order_line(view))
+    raise typer.Exit(0 if view.status in ("rendering", "delivered") else 1)
+
+
+@order_cli.command("status")
+def order_status(
+    order: int = typer.Argument(..., help="Order id."),
+    business: int = typer.Option(..., "--business", "-b", help="Business id."),
+) -> None:
+    """Where an order stands, and each master's verdict per destination."""
+    from app.services import USER_ERRORS, orders
+
+    try:
+        view = orders.status(_context(), business, order)
+    except USER_ERRORS as exc:
+        raise _fail(str(exc)) from exc
+    typer.echo(_order_line(view))
+    for d in view.deliveries:
+        checks = ", ".join(
+            f"{name} {'pass' if ok else 'FAIL' if ok is False else 'unchecked'}"
+            for name, ok in d.verdicts
+        )
+        typer.echo(f"  variant {d.variant_id} {d.shape}\t{d.error or checks or 'not rendered'}")
+
+
+@order_cli.command("package")
+def order_package(
+    order: int = typer.Argument(..., help="Order id."),
+    business: int = typer.Option(..., "--business", "-b", help="Business id."),
+    out: Path = typer.Option(..., "-o", "--out", help="A .zip path, or a folder to write it in."),
+) -> None:
+    """Write a delivered order's package (masters, QC reports, spec sheet) to a path."""
+    from app.services import USER_ERRORS
+
+    ctx = _context()
+    try:
+        _write_package(ctx, business, order, out)
+    except USER_ERRORS as exc:
+        raise _fail(str(exc)) from exc
+    finally:
+        ctx.close()
+
+
+def _write_package(ctx, business: int, order: int, out: Path) -> None:
+    import shutil
+
+    from app.services import delivery
+
+    found = delivery.package_path(ctx, business, order)
+    target = out / found.filename if out.is_dir() else out
+    shutil.copyfile(found.path, target)
+    typer.echo(f"wrote {target}")
+
+
+def _work_until_settled(ctx, business: int, order: int):
+    """The app's worker, in this process, until the order is delivered or failed."""
+    import time
+
+    from app.services import orders
+    from app.services.context import open_engine
+    from app.services.worker import Worker
+
+    with open_engine(ctx.settings) as engine:
+        worker = Worker(ctx, engine).start()
+        try:
+            while (view := orders.status(ctx, business, order)).status == "rendering":
+                time.sleep(1.0)
+        finally:
+            worker.stop()
+    return view
+
+
+@cli.command()
 def render(
     template: str = typer.Option(..., help="Template id (see `spotforge templates`)."),
     brief: Path = typer.Option(..., help="The brief as JSON (fields of templates.Brief)."),
     background: Path = typer.Option(..., help="Picture for background scenes."),
     product: Path = typer.Option(..., help="Product photo; its subject is cut out."),
     tier: str = typer.Option("final", help="final (broadcast master) or preview"),
+    aspect: str = typer.Option(
+        "16:9", help="Screen shape: 16:9 (TV), 9:16 (upright phone) or 1:1 (square feed)."
+    ),
     audio: Path = typer.Option(None, help="Audio bed; default: the template's built-in one."),
     out: Path = typer.Option(..., "-o", "--out", help="Output .mp4; its QC report goes beside."),
 ) -> None:
-    """Render a spot from a template, a brief and two stills, then QC it."""
+    """Render a spot from a template, a brief and two stills in one screen shape, then QC it
+    (a final against its shape's spec: broadcast, social-vertical or social-square)."""
     import json
 
     from PIL import Image
@@ -425,14 +660,16 @@ def render(
 
     from engine.segmentation import Segmenter
     from templates.errors import BriefError
-    from templates.export import TIERS
+    from templates.export import TIERS, shaped
     from templates.export import render as render_spot
     from templates.motion import Still
-    from templates.spec import load_template
+    from templates.spec import SHAPES, load_template
     from templates.storyboard import Brief, build_storyboard
 
     if tier not in TIERS:
         raise _fail(f"unknown tier {tier!r}; one of: {', '.join(TIERS)}")
+    if aspect not in SHAPES:
+        raise _fail(f"unknown aspect {aspect!r}; one of: {', '.join(SHAPES)}")
     try:
         board = build_storyboard(
             load_template(template), Brief.model_validate_json(brief.read_text())
@@ -449,7 +686,7 @@ def render(
         if s.visual.source != "brand"
     }
     try:
-        result = render_spot(board, visuals, TIERS[tier], out, audio)
+        result = render_spot(board, visuals, shaped(TIERS[tier], aspect), out, audio)
     except (BriefError, RuntimeError) as exc:  # copy that cannot be laid out, unreadable audio
         raise _fail(str(exc)) from exc
     out.with_suffix(".qc.json").write_text(json.dumps(result.report.to_dict(), indent=2))

@@ -59,6 +59,14 @@ class Settings(BaseSettings):
     ray_address: str | None = Field(
         None, description="The Ray cluster of the pool (e.g. ray://head:10001); default: local."
     )
+    signing_key: Path | None = Field(
+        None,
+        description="PEM private key that signs every final's C2PA manifest; with "
+        "signing_cert. Default: a development CA and signer made once in data_dir/signing.",
+    )
+    signing_cert: Path | None = Field(
+        None, description="PEM certificate chain of signing_key, the signer's first."
+    )
     host: str = "127.0.0.1"
     port: int = Field(7860, ge=1, le=65535)
 
@@ -73,6 +81,11 @@ class Settings(BaseSettings):
     @cached_property
     def resolved_web_dir(self) -> Path:
         return (self.web_dir or self.data_dir / "web").resolve()
+
+    @cached_property
+    def resolved_signing_dir(self) -> Path:
+        """Where the development signing key lives: never served, never an asset."""
+        return (self.data_dir / "signing").resolve()
 
     @cached_property
     def resolved_asset_dir(self) -> Path:

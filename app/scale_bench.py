@@ -110,7 +110,9 @@ def setup(ctx: AppContext, engine: Revisions, n: int, tag: str) -> tuple[int, in
     base_variant(ctx, engine, business, spot, preset=PRESET, recipe="balanced")
     g = next(v for v in library.geographies(ctx, business) if v.id == g_ids[0])
     a = next(v for v in library.audiences(ctx, business) if v.id == a_ids[0])
-    request = background_request(g, a, preset=PRESET, seed=0, recipe="balanced")
+    request = background_request(
+        g, a, business_id=business, preset=PRESET, seed=0, recipe="balanced"
+    )
     with ctx.tenant(business) as tenant:
         tenant.generations.add(
             generation_key(request, engine.revision(PRESET)),

@@ -19,8 +19,9 @@ import torch
 from engine.device import pick_device
 from engine.errors import Cancelled, EngineError, QueueFull
 from engine.handle import Handle
-from engine.loading import LoadedModel, load, model_revision, preset_for
+from engine.loading import LoadedModel, load, model_revision, preset_for, prompt_tokenizers
 from engine.pool import CPU, ModelPool
+from engine.prompts import closed_vocabulary, words_of
 from engine.reference import first_frame
 from engine.requests import Request
 from engine.runner import Result, resolve
@@ -96,6 +97,18 @@ class Engine:
     def revision(self, preset_id: str) -> str:
         """The model revision a request for this preset will report, known before it runs."""
         return model_revision(preset_id, self.model_dir)
+
+    def read_words(self, preset_id: str, text: str) -> tuple[list[str], list[str]]:
+        """The words of `text` this preset's model knows and those it does not (in order,
+        once each): what a prompt with them keeps and loses, as the engine will warn when it
+        runs. A model that reads any text keeps the text whole."""
+        kept, lost = [], []
+        for tokenizer in prompt_tokenizers(preset_id, self.model_dir):
+            vocab = closed_vocabulary(tokenizer)
+            if vocab is not None:
+                for word in words_of(tokenizer, text):
+                    (kept if word in vocab else lost).append(word)
+        return list(dict.fromkeys(kept)), list(dict.fromkeys(lost))
 
     @property
     def segmenter(self) -> Segmenter:

@@ -8,6 +8,7 @@ that was fetched; that commit is the revision every result made with the model r
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterator
@@ -191,6 +192,21 @@ def _quiet_diffusers() -> Iterator[None]:
         yield
     finally:
         diffusers.utils.logging.set_verbosity(level)
+
+
+def prompt_tokenizers(preset_id: str, model_dir: Path) -> tuple:
+    """The tokenizers a preset's pipeline reads prompts with, without loading its weights;
+    none for a preset built in-process (its byte tokenizers read any text)."""
+    source, revision = _source(preset_for(preset_id), model_dir)
+    return () if source is None else _tokenizers(source, revision)
+
+
+@functools.cache  # per weights revision: a retrained model may know other words
+def _tokenizers(source: Path, revision: str) -> tuple:
+    from transformers import AutoTokenizer
+
+    names = [n for n in ("tokenizer", "tokenizer_2") if (source / n).is_dir()]
+    return tuple(AutoTokenizer.from_pretrained(source / n, local_files_only=True) for n in names)
 
 
 def model_revision(preset_id: str, model_dir: Path) -> str:

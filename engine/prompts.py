@@ -36,17 +36,15 @@ def fit_prompts(pipe, preset_id: str, resolved: Resolved) -> Resolved:
 
 
 def _known_words_only(tokenizer, preset_id: str, request: Request) -> tuple[Request, list[str]]:
-    vocab = tokenizer.get_vocab()
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is None or not isinstance(backend.model, models.WordLevel):
+    vocab = closed_vocabulary(tokenizer)
+    if vocab is None:
         return request, []
     changes, warnings = {}, []
     for name in PROMPT_FIELDS:
         text = getattr(request, name)
         if not text.strip():
             continue
-        normal = backend.normalizer.normalize_str(text) if backend.normalizer else text
-        words = [w for w, _ in backend.pre_tokenizer.pre_tokenize_str(normal)]
+        words = words_of(tokenizer, text)
         unknown = [w for w in words if w not in vocab]
         if not unknown:
             continue
@@ -55,12 +53,31 @@ def _known_words_only(tokenizer, preset_id: str, request: Request) -> tuple[Requ
         if not kept and name == "prompt":
             raise InvalidRequest(
                 f"{preset_id} knows none of the words in the prompt; it knows: "
-                + ", ".join(w for w in sorted(vocab) if not w.startswith("<"))
+                + ", ".join(sorted(vocab))
             )
         changes[name] = " ".join(kept)
-        listed = ", ".join(f"'{w}'" for w in dict.fromkeys(unknown))
-        warnings.append(f"{preset_id} does not know {listed}; left out of the {label}")
+        warnings.append(f"{preset_id} does not know {quoted(unknown)}; left out of the {label}")
     return (replace(request, **changes) if changes else request), warnings
+
+
+def closed_vocabulary(tokenizer) -> frozenset[str] | None:
+    """The words a word-level tokenizer knows (special tokens aside); None for one that reads
+    any text (sub-word or byte tokenizers)."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None or not isinstance(backend.model, models.WordLevel):
+        return None
+    return frozenset(w for w in tokenizer.get_vocab() if not w.startswith("<"))
+
+
+def words_of(tokenizer, text: str) -> list[str]:
+    """The text as the tokenizer splits it into words (normalized: lower case, letters)."""
+    backend = tokenizer.backend_tokenizer
+    normal = backend.normalizer.normalize_str(text) if backend.normalizer else text
+    return [w for w, _ in backend.pre_tokenizer.pre_tokenize_str(normal)]
+
+
+def quoted(words: list[str]) -> str:
+    return ", ".join(f"'{w}'" for w in dict.fromkeys(words))
 
 
 def _check_length(tokenizer, preset_id: str, request: Request) -> None:

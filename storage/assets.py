@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from storage.errors import AssetTooLarge, InvalidAsset
-from storage.media import IMAGE_DAMAGED, MediaInfo, payload_end, sniff
+from storage.media import IMAGE_DAMAGED, MediaInfo, payload_end, sniff, sniff_made
 
 CHUNK = 1 << 20
 STALE_TMP_S = 3600  # a temporary file this old belongs to a writer that died
@@ -52,11 +52,12 @@ class AssetStore:
         self._tmp.mkdir(parents=True, exist_ok=True)
         self._remove_stale_tmp()
 
-    def put(self, source: bytes | BinaryIO | Path) -> StoredBlob:
+    def put(self, source: bytes | BinaryIO | Path, *, made: bool = False) -> StoredBlob:
         """Store bytes, a binary stream or a file; refuse oversized, corrupt or unknown files.
         Storing bytes already stored repairs their copy if it was changed or deleted since (what
-        makes a variant again heals the file it was made of)."""
-        with self._received(source, durable=True) as got:
+        makes a variant again heals the file it was made of). `made`: a file the app made (a
+        delivery package), which may be of a MADE kind and is not held to the upload limit."""
+        with self._received(source, durable=True, made=made) as got:
             rel = f"{got.sha256[:2]}/{got.sha256[2:4]}/{got.sha256}.{got.info.extension}"
             final = self.root / rel
             if not (final.exists() and _sha256_of(final) == got.sha256):
@@ -81,14 +82,16 @@ class AssetStore:
         return path
 
     @contextmanager
-    def _received(self, source: bytes | BinaryIO | Path, durable: bool) -> Iterator[_Received]:
+    def _received(
+        self, source: bytes | BinaryIO | Path, durable: bool, made: bool = False
+    ) -> Iterator[_Received]:
         """The one way in, for `put` and `inspect`: copy within the size limit, sniff, keep only
         the media itself. The temporary file is gone when the block ends, however it ends
         (`put` renames it into place first)."""
         tmp = self._tmp / f"{uuid.uuid4().hex}.part"
         try:
-            digest, size = self._copy(source, tmp, durable)
-            info = sniff(tmp)
+            digest, size = self._copy(source, tmp, durable, None if made else self.max_bytes)
+            info = (sniff_made if made else sniff)(tmp)
             end = payload_end(tmp, info)
             if end < size:
                 # Bytes after the image's end marker (a polyglot's HTML, script or ZIP) are
@@ -100,13 +103,15 @@ class AssetStore:
         finally:
             tmp.unlink(missing_ok=True)
 
-    def _copy(self, source: bytes | BinaryIO | Path, tmp: Path, durable: bool) -> tuple[str, int]:
+    def _copy(
+        self, source: bytes | BinaryIO | Path, tmp: Path, durable: bool, limit: int | None
+    ) -> tuple[str, int]:
         if isinstance(source, Path):
             with source.open("rb") as stream:
-                return self._copy(stream, tmp, durable)
+                return self._copy(stream, tmp, durable, limit)
         if isinstance(source, bytes | bytearray | memoryview):
             view = memoryview(source)
-            if view.nbytes > self.max_bytes:
+            if limit is not None and view.nbytes > limit:
                 raise AssetTooLarge(self.max_bytes)
             chunks = iter([view.tobytes()])
         else:
@@ -116,7 +121,7 @@ class AssetStore:
         with tmp.open("wb") as out:
             for chunk in chunks:
                 size += len(chunk)
-                if size > self.max_bytes:
+                if limit is not None and size > limit:
                     raise AssetTooLarge(self.max_bytes)
                 digest.update(chunk)
                 out.write(chunk)

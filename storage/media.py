@@ -15,6 +15,7 @@ import math
 import mmap
 import shutil
 import subprocess
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,8 @@ ACCEPTED: dict[str, tuple[str, str]] = {
     "ttf": ("font/ttf", "ttf"),
     "otf": ("font/otf", "otf"),
 }
+# Kinds only the app makes, never accepted from an upload: a delivery package.
+MADE: dict[str, tuple[str, str]] = {"zip": ("application/zip", "zip")}
 MAX_IMAGE_PIXELS = 80_000_000  # well above 8K; refuses decompression bombs
 # Pillow's own format names for each image type we accept (a camera JPEG may open as MPO).
 IMAGE_FORMATS = {"image/png": {"PNG"}, "image/jpeg": {"JPEG", "MPO"}, "image/webp": {"WEBP"}}
@@ -69,6 +72,14 @@ class MediaInfo:
     width: int | None = None
     height: int | None = None
     duration_s: float | None = None
+
+
+def sniff_made(path: Path) -> MediaInfo:
+    """`sniff` for a file the app made itself: the MADE kinds are accepted too."""
+    kind = filetype.guess(str(path))
+    if kind is not None and kind.extension in MADE and zipfile.is_zipfile(path):
+        return MediaInfo(*MADE[kind.extension])
+    return sniff(path)
 
 
 def sniff(path: Path) -> MediaInfo:

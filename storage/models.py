@@ -37,6 +37,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -171,6 +172,10 @@ class Geography(Timestamps, Base):
     architecture: Mapped[str] = mapped_column(String(300), default="")
     weather: Mapped[str] = mapped_column(String(120), default="")
     time_of_day: Mapped[str] = mapped_column(String(60), default="")
+    # The business's own picture behind its variants here, instead of a generated one, and
+    # the point [x, y] (shares of its size) it is cropped around.
+    background_asset_id: Mapped[int | None] = mapped_column(ForeignKey("assets.id"))
+    background_focus: Mapped[list[Any] | None] = mapped_column()
 
 
 class Audience(Timestamps, Base):
@@ -311,6 +316,8 @@ class Asset(Base):
     duration_s: Mapped[float | None] = mapped_column(Float)
     path: Mapped[str] = mapped_column(String(200))  # relative to the asset store root
     original_name: Mapped[str] = mapped_column(String(255), default="")
+    # One of the business's own pictures (photos and clips it uploaded to its library).
+    in_library: Mapped[bool] = mapped_column(default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

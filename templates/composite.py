@@ -30,6 +30,7 @@ class Placement:
     height: float = 0.55  # product height as a share of the frame's
     centre_x: float = 0.5  # horizontal centre, as a share of the width
     base_y: float = 0.9  # where the product stands, as a share of the height
+    max_width: float = 0.9  # its widest, as a share of the width (a narrow frame's limit)
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ def composite(
     stretched). Raises BriefError when the cut-out is empty, ValueError when the placement
     leaves no room."""
     width, height = size
-    frame = _fitted_background(background.convert("RGB"), size)
+    frame = fitted_background(background.convert("RGB"), size)
     product = _scaled_product(cutout.convert("RGBA"), width, height, placement)
     x = round(placement.centre_x * width - product.width / 2)
     y = round(placement.base_y * height - product.height)
@@ -103,7 +104,7 @@ def _harmonising_shift(
     return np.clip(np.round(shift), -PRODUCT_TOLERANCE, PRODUCT_TOLERANCE)
 
 
-def _fitted_background(background: Image.Image, size: tuple[int, int]) -> Image.Image:
+def fitted_background(background: Image.Image, size: tuple[int, int]) -> Image.Image:
     """Cropped to the frame's shape and scaled. A background enlarged several times (mini-sd
     draws 128 px) is softened in proportion, as a shallow depth of field would; that also hides
     the resampling ringing and the VAE's 8-pixel grid, which sharpness would show."""
@@ -121,7 +122,7 @@ def _scaled_product(cutout: Image.Image, width: int, height: int, p: Placement) 
     if bounds is None:
         raise BriefError("the cut-out is empty: no product was found in the photo")
     cutout = cutout.crop(bounds)
-    scale = min(p.height * height / cutout.height, 0.9 * width / cutout.width)
+    scale = min(p.height * height / cutout.height, p.max_width * width / cutout.width)
     target = (max(1, round(cutout.width * scale)), max(1, round(cutout.height * scale)))
     # Premultiplied alpha: transparent pixels' colours do not bleed into the edge.
     return cutout.convert("RGBa").resize(target, Image.Resampling.LANCZOS).convert("RGBA")

@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -21,10 +21,11 @@ import numpy as np
 from moviepy import VideoClip, VideoFileClip, concatenate_videoclips
 from PIL import Image, ImageDraw, ImageFont
 
-from templates import audio, mix, qc
+from templates import audio, mix, qc, qc_specs
 from templates.cards import brand_card
 from templates.motion import Clip, Still, animate, grain
 from templates.overlay import FALLBACK_BOLD, JUDGED_AT, overlay
+from templates.spec import SHAPES
 from templates.storyboard import Scene, Storyboard
 
 FPS = Fraction(30000, 1001)
@@ -87,6 +88,23 @@ PREVIEW = Tier(
     spec=qc.PREVIEW,
 )
 TIERS = {t.name: t for t in (FINAL, PREVIEW)}
+
+
+def shaped(tier: Tier, shape: str) -> Tier:
+    """The tier in a screen shape (`templates.spec.SHAPES`): the master's size for a final, a
+    third of it for a preview, each checked by its shape's spec. The encoder settings, the
+    sound and the timing are the tier's in every shape."""
+    if shape not in SHAPES:
+        raise ValueError(f"unknown shape {shape!r}; one of: {', '.join(SHAPES)}")
+    if shape == "16:9":
+        return tier
+    width, height = (side * tier.width // FINAL.width for side in SHAPES[shape])
+    spec = (
+        qc_specs.MASTERS[shape]
+        if tier.name == FINAL.name
+        else replace(tier.spec, name=f"{tier.spec.name} ({shape})", width=width, height=height)
+    )
+    return replace(tier, width=width, height=height, spec=spec)
 
 
 @dataclass
@@ -223,13 +241,14 @@ def _watermark(size) -> Image.Image:
     w, h = size
     layer = Image.new("RGBA", size, (0, 0, 0, 0))
     draw = ImageDraw.Draw(layer)
-    font = ImageFont.truetype(str(FALLBACK_BOLD), round(0.09 * h))
+    short = min(w, h)  # sized on the short side, as the copy is: the words fit an upright frame
+    font = ImageFont.truetype(str(FALLBACK_BOLD), round(0.09 * short))
     text = "PREVIEW"
     tw = font.getlength(text)
-    for row, y in enumerate(range(round(0.1 * h), h, round(0.3 * h))):
+    for row, y in enumerate(range(round(0.1 * h), h, round(0.3 * short))):
         for x in range(-round(tw) + (row % 2) * round(tw / 2), w, round(tw * 1.6)):
             draw.text((x, y), text, font=font, fill=(255, 255, 255, 56))
-    small = ImageFont.truetype(str(FALLBACK_BOLD), round(0.035 * h))
+    small = ImageFont.truetype(str(FALLBACK_BOLD), round(0.035 * short))
     draw.text(
         (round(0.05 * w), round(0.9 * h)),
         "Spotforge preview - not for broadcast",

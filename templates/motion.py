@@ -17,12 +17,13 @@ from functools import cache
 import numpy as np
 from PIL import Image, ImageOps
 
-from templates.composite import Placement, composite
+from templates.composite import composite
+from templates.layout import PRODUCT_DRIFT, PRODUCT_GROWTH, layout_for
 from templates.spec import Motion
 
 Frame = Callable[[float], Image.Image]
 MIN_DRIFT = 0.02  # even a "still" zooms 2 % over its scene
-PRODUCT = Placement(height=0.62, base_y=0.94)  # a product stands large, just above the bottom
+SWAY = 2 * PRODUCT_DRIFT  # a parallax product's drift across its scene (share of the width)
 
 
 @dataclass(frozen=True)
@@ -31,13 +32,20 @@ class Still:
 
     image: Image.Image
     subject: Image.Image | None = None
+    # Where the picture is cropped to the frame around, as shares of its width and height
+    # (an owner's photo: the shop's door, not the sky above it).
+    focus: tuple[float, float] = (0.5, 0.5)
 
 
 @dataclass(frozen=True)
 class Clip:
-    """A generated clip; it is retimed to fill its scene."""
+    """Moving pictures for a scene. A generated clip (`fps` None) is retimed to fill its scene;
+    an owner's clip (`fps` its frame rate, see `templates.footage`) plays at its own speed,
+    trimmed to the scene or, when shorter, looped with a crossfade (never a jump)."""
 
     frames: list[Image.Image]
+    fps: float | None = None
+    focus: tuple[float, float] = (0.5, 0.5)
 
 
 def ease(x: float) -> float:
@@ -49,36 +57,37 @@ def ease(x: float) -> float:
 
 def animate(visual: Still | Clip, motion: Motion, duration: float, size: tuple[int, int]) -> Frame:
     if isinstance(visual, Clip):
-        return _retime(visual, size, duration)
+        return _retime(visual, size, duration) if visual.fps is None else _play(visual, size)
     z_from, z_to = motion.zoom_from, motion.zoom_to
     if motion.type == "still" or (abs(z_to - z_from) < MIN_DRIFT and motion.type != "pan"):
         z_to = z_from + MIN_DRIFT
     zoom = max(z_from, z_to, 1.0)
-    base = _cover(visual.image, size, zoom)
+    base = _cover(visual.image, size, zoom, visual.focus)
     subject = visual.subject
+    placement = layout_for(size).product  # where this shape shows its product
     if subject is not None and motion.type != "parallax":
         # Without parallax the product is part of the picture and moves with it.
-        base = composite(base, subject, base.size, PRODUCT).image
+        base = composite(base, subject, base.size, placement).image
     if motion.type == "pan":
         return _pan(base, size, max(z_from, 1.06), motion.pan, duration)
     background = _zoom(base, size, z_from, z_to, duration)
     if motion.type != "parallax" or subject is None:
         return background
     # The product, its edges and shadow made once over the scene's first frame, then moved.
-    layer = composite(background(0.0), subject, size, PRODUCT).layer
+    layer = composite(background(0.0), subject, size, placement).layer
     bounds = layer.getbbox()
     assert bounds is not None  # composite refuses an empty cut-out
     layer = layer.crop(bounds)
-    anchor_x, anchor_y = size[0] / 2, PRODUCT.base_y * size[1]
+    anchor_x, anchor_y = size[0] / 2, placement.base_y * size[1]
 
     def frame(t: float) -> Image.Image:
         # The product grows and drifts faster than the scene behind it: depth from a photo.
         k = ease(t / duration)
-        scale = 1 + 0.08 * k / PRODUCT.height
+        scale = 1 + PRODUCT_GROWTH * k
         moved = layer.resize(
             (round(layer.width * scale), round(layer.height * scale)), Image.Resampling.BILINEAR
         )
-        x = anchor_x + (0.5 - k) * 0.04 * size[0] - (anchor_x - bounds[0]) * scale
+        x = anchor_x + (0.5 - k) * SWAY * size[0] - (anchor_x - bounds[0]) * scale
         y = anchor_y - (anchor_y - bounds[1]) * scale
         out = background(t)
         out.paste(moved, (round(x), round(y)), moved)  # clipped at the frame's edges
@@ -117,11 +126,14 @@ def _grain_planes(h: int, w: int) -> np.ndarray:
     return np.rint(planes).astype(np.int8)
 
 
-def _cover(image: Image.Image, size: tuple[int, int], zoom: float) -> Image.Image:
-    """The image cropped to the output aspect at enough resolution for the deepest zoom."""
+def _cover(
+    image: Image.Image, size: tuple[int, int], zoom: float, focus: tuple[float, float]
+) -> Image.Image:
+    """The image cropped to the output aspect around `focus`, at enough resolution for the
+    deepest zoom (scaled once from the picture's full resolution)."""
     w, h = size
     target = (round(w * zoom), round(h * zoom))
-    return ImageOps.fit(image.convert("RGB"), target, Image.Resampling.LANCZOS)
+    return ImageOps.fit(image.convert("RGB"), target, Image.Resampling.LANCZOS, centering=focus)
 
 
 def _zoom(base: Image.Image, size, z_from: float, z_to: float, duration: float) -> Frame:
@@ -155,7 +167,7 @@ def _pan(base: Image.Image, size, zoom: float, direction: str, duration: float) 
 def _retime(clip: Clip, size, duration: float) -> Frame:
     """A clip stretched or squeezed to fill its scene, shown at any frame rate: neighbouring
     frames are blended, so a slower clip gains in-between frames instead of repeated ones."""
-    frames = [ImageOps.fit(f.convert("RGB"), size, Image.Resampling.LANCZOS) for f in clip.frames]
+    frames = _fitted(clip, size)
     rate = (len(frames) - 1) / duration
 
     def frame(t: float) -> Image.Image:
@@ -165,3 +177,43 @@ def _retime(clip: Clip, size, duration: float) -> Frame:
         return Image.blend(frames[i], frames[j], pos - i) if j != i else frames[i]
 
     return frame
+
+
+LOOP_CROSSFADE_S = 0.5  # an owner's clip shorter than its scene fades from its end to its start
+
+
+def _play(clip: Clip, size) -> Frame:
+    """An owner's clip at its own speed: frame t is the clip at t seconds (neighbours blended
+    between its frames). A clip shorter than its scene loops: each pass after the first begins
+    with its last `LOOP_CROSSFADE_S` (a third of it at most) fading into its start, so the
+    picture flows from the end of one pass into the next without a jump."""
+    frames = _fitted(clip, size)
+    fps = float(clip.fps or 1.0)
+    length = len(frames) / fps
+    fade = min(LOOP_CROSSFADE_S, length / 3)
+    period = length - fade  # one pass, after the first, as the loop shows it
+
+    def at(u: float) -> Image.Image:
+        pos = min(max(u * fps, 0.0), len(frames) - 1.0)
+        i = int(pos)
+        j = min(i + 1, len(frames) - 1)
+        return Image.blend(frames[i], frames[j], pos - i) if j != i else frames[i].copy()
+
+    def frame(t: float) -> Image.Image:
+        if t < period or len(frames) < 3:
+            return at(t)
+        u = t % period
+        if u >= fade:
+            return at(u)
+        return Image.blend(at(u + period), at(u), u / fade)  # the end fading into the start
+
+    return frame
+
+
+def _fitted(clip: Clip, size) -> list[Image.Image]:
+    return [
+        ImageOps.fit(f.convert("RGB"), size, Image.Resampling.LANCZOS, centering=clip.focus)
+        if f.size != size
+        else f.convert("RGB")
+        for f in clip.frames
+    ]

@@ -1,9 +1,10 @@
 """Text, logo and QR overlays, laid out in the title-safe area and kept legible.
 
-Layout is in fractions of the frame, so the preview tier (640x360) shows exactly the final's
-(1920x1080) layout, scaled. Text is auto-fitted: the largest size at which it wraps into its
-role's lines and box. Legibility is checked with the WCAG contrast ratio against the picture
-under each block; where it falls below 4.5:1, a scrim just dark (or light) enough is drawn.
+Layout is in fractions of the frame, one per screen shape (templates/layout.py), so the preview
+tier (640x360) shows exactly the final's (1920x1080) layout, scaled, and a 9:16 or 1:1 frame
+its own. Text is auto-fitted: the largest size at which it wraps into its role's lines and
+box. Legibility is checked with the WCAG contrast ratio against the picture under each block;
+where it falls below 4.5:1, a scrim just dark (or light) enough is drawn.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from PIL import Image, ImageDraw, ImageFont
 from scipy import ndimage
 
 from templates.errors import BriefError
+from templates.layout import Layout, layout_for
+from templates.spec import SHAPES
 from templates.storyboard import Brand, Scene, Storyboard
 
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
@@ -31,7 +34,7 @@ SAFE = 0.05  # title-safe: the central 90 % of width and height
 JUDGED_AT = (0.0, 0.5, 0.999)
 MIN_CONTRAST = 4.5  # WCAG AA for body text
 
-# Per role: largest size (fraction of frame height), most lines, heading font or body font.
+# Per role: largest size (fraction of the frame's short side), most lines, heading font or not.
 ROLES = {
     "headline": (0.085, 2, True),
     "offer": (0.13, 2, True),
@@ -43,21 +46,9 @@ ROLES = {
     "web": (0.05, 2, False),  # the web address under the QR code (a long one breaks at a /)
     "phone": (0.05, 1, False),  # a phone number is read in one go
 }
-# Vertical band per position (fractions of frame height, inside title-safe).
-BANDS = {
-    "top": (0.05, 0.27),
-    "center": (0.36, 0.64),
-    "lower_third": (0.62, 0.82),
-    "bottom": (0.78, 0.95),
-}
-# End card: a column for the QR code and the contact lines under it (fraction of width) at the
-# right of title-safe, the rest of the text stacked in the column at its left.
-CONTACT_COLUMN = 0.34
-COLUMN_GAP = 0.03
-STACK_GAP = 0.035  # between stacked blocks (fraction of height)
-END_LOGO = (0.4, 0.16)  # the logo's largest width, height on an end card (fractions of frame)
-QR_SIDE = 0.3  # fraction of frame height
+POSITIONS = ("top", "center", "lower_third", "bottom")  # an end card stacks its text in this order
 MIN_SIZE = 0.028  # below ~30 px at 1080p text is not legible on a TV across a room
+SHRINK = 0.92  # each step down while fitting
 REFERENCE_HEIGHT = 1080
 LEADING = 1.18
 BREAKS = re.compile(r"(?<=[/.\-])")
@@ -88,20 +79,17 @@ def overlay(
     moments = [background] if isinstance(background, Image.Image) else list(background)
     width, height = moments[0].size
     layer = Image.new("RGBA", (width, height), (0, 0, 0, 0))
-    safe = (
-        round(SAFE * width),
-        round(SAFE * height),
-        round((1 - SAFE) * width),
-        round((1 - SAFE) * height),
-    )
+    layout = layout_for((width, height))
     if scene.kind == "end_card":
-        return layer, _end_card(layer, moments, scene, brand, safe)
+        return layer, _end_card(layer, moments, scene, brand, layout)
+    safe = safe_area((width, height))
+    short = min(width, height)
     text_right = safe[2]
     if scene.qr_url:
-        qr = _qr(scene.qr_url, round(QR_SIDE * height))
+        qr = _qr(scene.qr_url, round(layout.qr_side * short))
         x, y = safe[2] - qr.width, (height - qr.height) // 2
         layer.alpha_composite(qr, (x, y))
-        text_right = x - round(COLUMN_GAP * width)
+        text_right = x - round(layout.column_gap * width)
     if scene.logo and brand.logo:
         _logo(layer, Path(brand.logo), scene, safe)
     blocks = []
@@ -109,71 +97,127 @@ def overlay(
         text = scene.copy_text.get(slot.slot)
         if not text:
             continue
-        top, bottom = BANDS[slot.position]
+        top, bottom = layout.bands[slot.position]
         box = (safe[0], round(top * height), text_right, round(bottom * height))
-        fit = _fit(text, slot.slot, slot.role, box, brand, height)
+        fit = _fit(text, slot.slot, slot.role, box, brand, short, layout.extra_lines)
         blocks.append(_draw(layer, moments, fit, box, slot.slot, slot.role, brand))
     return layer, blocks
 
 
-def check_layout(board: Storyboard, size: tuple[int, int] = (1920, 1080)) -> None:
-    """Lay out every scene's copy as the final will: a LayoutError names the line that does not
-    fit on screen, so a brief can be refused before anything is rendered."""
-    card = Image.new("RGB", size, _rgb(board.brief.brand.colors[0]))
-    for scene in board.scenes:
-        overlay(scene, board.brief.brand, card)
+def safe_area(size: tuple[int, int]) -> tuple[int, int, int, int]:
+    """The frame's 90 % title-safe box (left, top, right, bottom) in pixels."""
+    width, height = size
+    return (
+        round(SAFE * width),
+        round(SAFE * height),
+        round((1 - SAFE) * width),
+        round((1 - SAFE) * height),
+    )
 
 
-def _end_card(layer, background, scene: Scene, brand: Brand, safe) -> list[Block]:
-    """Who the business is and how to reach it. Left column, stacked and centred: the logo,
-    the name, the call to action, the tagline. Right column: the QR code with the web address
-    and the phone under it, where a viewer's eye goes to act."""
+def check_layout(board: Storyboard, sizes: Sequence[tuple[int, int]] | None = None) -> None:
+    """Lay out every scene's copy as the finals will, in every shape: a LayoutError names the
+    line that does not fit on screen, so a brief can be refused before anything is rendered."""
+    for size in sizes or SHAPES.values():
+        card = Image.new("RGB", size, _rgb(board.brief.brand.colors[0]))
+        for scene in board.scenes:
+            overlay(scene, board.brief.brand, card)
+
+
+def _end_card(layer, background, scene: Scene, brand: Brand, layout: Layout) -> list[Block]:
+    """Who the business is and how to reach it: the logo, the name, the call to action and the
+    tagline, stacked and centred; then the QR code with the web address and the phone by it,
+    where a viewer's eye goes to act. A wide frame sets these side by side ("columns": the
+    contact lines under the QR code), a square one one above the other ("rows": the contact
+    lines beside it), an upright one in a single column ("stack"). Copy too tall for its place
+    is set smaller, all of it together, until it fits."""
     width, height = layer.size
-    column = safe[2] - round(CONTACT_COLUMN * width)
-    left = (safe[0], safe[1], column - round(COLUMN_GAP * width), safe[3])
-    right = (column, safe[1], safe[2], safe[3])
-    order = list(BANDS)
+    short = min(width, height)
+    safe = safe_area(layer.size)
     texts = [
         (slot, text)
         for slot in sorted(
             scene.slots,
-            key=lambda s: order.index(s.position) if s.position in order else len(order),
+            key=lambda s: POSITIONS.index(s.position) if s.position in POSITIONS else 99,
         )
         if (text := scene.copy_text.get(slot.slot))
     ]
-    items: list = []  # (height, draw(y) -> Block | None)
-    if scene.logo and brand.logo:
-        items.append(_logo_item(layer, Path(brand.logo), left))
-    for slot, text in texts:
-        if slot.position != "contact":
-            items.append(_text_item(layer, background, text, slot, left, brand))
-    blocks = _stack(items, left, round(STACK_GAP * height))
-    items = []
-    if scene.qr_url:
-        qr = _qr(scene.qr_url, round(QR_SIDE * height))
-        x = (right[0] + right[2] - qr.width) // 2
-        items.append((qr.height, lambda y, qr=qr, x=x: layer.alpha_composite(qr, (x, y))))
-    for slot, text in texts:
-        if slot.position == "contact":
-            items.append(_text_item(layer, background, text, slot, right, brand))
-    return blocks + _stack(items, right, round(0.02 * height))
+    logo = Path(brand.logo) if scene.logo and brand.logo else None
+    qr = _qr(scene.qr_url, round(layout.qr_side * short)) if scene.qr_url else None
+    qr_side = qr.height if qr is not None else 0
+    gap, contact_gap = round(layout.stack_gap * short), round(layout.contact_gap * short)
+    left = right = safe
+    if layout.end_card == "columns":
+        split = safe[2] - round(layout.contact_column * width)
+        left = (safe[0], safe[1], split - round(layout.column_gap * width), safe[3])
+        right = (split, safe[1], safe[2], safe[3])
+    elif layout.end_card == "rows" and qr is not None:
+        right = (safe[0] + qr_side + round(layout.column_gap * width), *safe[1:])
+
+    def items(cap: float) -> tuple[list, list]:
+        """The two groups' items, each (gap above, height, draw(y) -> Block | None)."""
+        told = [
+            (gap, *_text_item(layer, background, text, slot, left, brand, layout, cap))
+            for slot, text in texts
+            if slot.position != "contact"
+        ]
+        if logo is not None:
+            told.insert(0, (gap, *_logo_item(layer, logo, left, layout, cap)))
+        act = [
+            (contact_gap, *_text_item(layer, background, text, slot, right, brand, layout, cap))
+            for slot, text in texts
+            if slot.position == "contact"
+        ]
+        if qr is not None and layout.end_card != "rows":
+            x = (right[0] + right[2] - qr.width) // 2
+            act.insert(0, (gap, qr.height, lambda y: layer.alpha_composite(qr, (x, y))))
+        return told, act
+
+    def placed(told: list, act: list) -> list[tuple[tuple, list]]:
+        """Each group with the box it is centred in."""
+        if layout.end_card == "columns":
+            return [(left, told), (right, act)]
+        if layout.end_card == "stack":
+            return [(safe, told + act)]
+        row_h = max(qr_side, _height(act))
+        y = safe[1] + (safe[3] - safe[1] - _height(told) - gap - row_h) // 2
+        row = y + _height(told) + gap
+        return [((*left[:3], row - gap), told), ((right[0], row, right[2], row + row_h), act)]
+
+    cap = 1.0
+    while True:
+        groups = placed(*items(cap))
+        if all(_height(group) <= box[3] - box[1] and box[1] >= safe[1] for box, group in groups):
+            break
+        if cap < MIN_SIZE / max(size for size, _, _ in ROLES.values()):
+            raise LayoutError("the end card's copy does not fit on screen; shorten it")
+        cap *= SHRINK
+    if layout.end_card == "rows" and qr is not None:
+        row = groups[-1][0]
+        layer.alpha_composite(qr, (safe[0], (row[1] + row[3] - qr_side) // 2))
+    return [block for box, group in groups for block in _stack(group, box)]
 
 
-def _stack(items, column, gap: int) -> list[Block]:
+def _height(items) -> int:
+    return sum(h for _, h, _ in items) + sum(g for g, _, _ in items[1:])
+
+
+def _stack(items, column) -> list[Block]:
     """Draw the items one under another, the group centred in the column's height."""
-    total = sum(h for h, _ in items) + gap * max(0, len(items) - 1)
-    y = column[1] + max(0, (column[3] - column[1] - total) // 2)
+    y = column[1] + max(0, (column[3] - column[1] - _height(items)) // 2)
     blocks = []
-    for h, draw in items:
+    for i, (gap, h, draw) in enumerate(items):
+        y += gap if i else 0
         block = draw(y)
         if block is not None:
             blocks.append(block)
-        y += h + gap
+        y += h
     return blocks
 
 
-def _text_item(layer, background, text, slot, column, brand):
-    fit = _fit(text, slot.slot, slot.role, column, brand, layer.height)
+def _text_item(layer, background, text, slot, column, brand, layout: Layout, cap: float):
+    short = min(layer.size)
+    fit = _fit(text, slot.slot, slot.role, column, brand, short, layout.extra_lines, cap)
 
     def draw(y: int) -> Block:
         box = (column[0], y, column[2], y + fit.block_h)
@@ -182,11 +226,11 @@ def _text_item(layer, background, text, slot, column, brand):
     return fit.block_h, draw
 
 
-def _logo_item(layer, path: Path, column):
+def _logo_item(layer, path: Path, column, layout: Layout, cap: float):
     width, height = layer.size
     logo = Image.open(path).convert("RGBA")
-    max_w = min(END_LOGO[0] * width, column[2] - column[0])
-    scale = min(max_w / logo.width, END_LOGO[1] * height / logo.height)
+    max_w = min(layout.end_logo[0] * width, column[2] - column[0])
+    scale = cap * min(max_w / logo.width, layout.end_logo[1] * min(width, height) / logo.height)
     logo = logo.resize(
         (max(1, round(logo.width * scale)), max(1, round(logo.height * scale))),
         Image.Resampling.LANCZOS,
@@ -207,17 +251,20 @@ class _Fit:
         return self.line_h * len(self.lines)
 
 
-def _fit(text, slot, role, box, brand, height) -> _Fit:
-    """The largest size at which the text wraps into its role's lines and the box."""
+def _fit(text, slot, role, box, brand, short, extra_lines=0, cap=1.0) -> _Fit:
+    """The largest size (at most `cap` of the role's) at which the text wraps into its role's
+    lines (`extra_lines` more on a narrow frame; a phone number keeps to one) and the box."""
     max_size, max_lines, heading = ROLES[role]
+    max_lines += extra_lines if role != "phone" else 0
     font_path = str(
         (brand.heading_font if heading else brand.body_font)
         or (FALLBACK_BOLD if heading else FALLBACK_REGULAR)
     )
     box_w, box_h = box[2] - box[0], box[3] - box[1]
-    # Fit at the reference height, then scale: every tier wraps the same words on the same lines.
-    scale = height / REFERENCE_HEIGHT
-    ref = round(max_size * REFERENCE_HEIGHT)
+    # Fit at the reference size, then scale: every tier wraps the same words on the same lines.
+    scale = short / REFERENCE_HEIGHT
+    smallest = round(MIN_SIZE * REFERENCE_HEIGHT)
+    ref = max(round(max_size * cap * REFERENCE_HEIGHT), smallest)
     while True:
         lines = _wrap(text, _font(font_path, ref), box_w / scale)
         if len(lines) <= max_lines and round(ref * LEADING) * len(lines) <= box_h / scale:
@@ -227,7 +274,7 @@ def _fit(text, slot, role, box, brand, height) -> _Fit:
                 f"{slot}: {text!r} does not fit on screen even at the smallest "
                 "legible size; shorten it"
             )
-        ref = max(round(ref * 0.92), round(MIN_SIZE * REFERENCE_HEIGHT))
+        ref = max(round(ref * SHRINK), smallest)
     lines = _balanced(text, _font(font_path, ref), lines)
     size = max(1, round(ref * scale))
     return _Fit(lines, _font(font_path, size), size, round(size * LEADING))
@@ -366,7 +413,7 @@ def _qr(url: str, side: int) -> Image.Image:
 def _logo(layer: Image.Image, path: Path, scene: Scene, safe) -> None:
     width, height = layer.size
     logo = Image.open(path).convert("RGBA")
-    max_w, max_h = 0.3 * width, 0.1 * height  # a corner mark (end cards lay theirs out)
+    max_w, max_h = 0.3 * width, 0.1 * min(width, height)  # a corner mark (end cards lay out theirs)
     scale = min(max_w / logo.width, max_h / logo.height)
     logo = logo.resize(
         (max(1, round(logo.width * scale)), max(1, round(logo.height * scale))),

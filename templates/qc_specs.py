@@ -152,6 +152,23 @@ SOCIAL_VERTICAL = Spec(
     max_clipped=CTV_CHECKS["max_clipped"],
 )
 
+# A square feed ad on Facebook and Instagram. Meta Ads Guide, Facebook and Instagram Feed video
+# (facebook.com/business/ads-guide/video): 1:1 at 1080x1080 recommended, 1 s to 241 min, sound
+# optional; no bitrate floor, frame rate or loudness is published, so as for SOCIAL_VERTICAL:
+# the common 23.976-30 fps, the -1 dBTP streaming ceiling (AES TD1004, TD1008), no loudness or
+# silence rule, no black at the head (a feed shows the first frame as the video's still).
+SOCIAL_SQUARE = replace(
+    SOCIAL_VERTICAL,
+    name="social square (1:1)",
+    width=1080,
+    height=1080,
+    duration_ranges=((1.0, 241 * 60.0),),
+    min_video_kbps=None,
+)
+
+# The spec each shape's master is checked by when it is made (templates.spec.SHAPES).
+MASTERS = {"16:9": BROADCAST, "9:16": SOCIAL_VERTICAL, "1:1": SOCIAL_SQUARE}
+
 # A preview has the final's timing at preview size; it is never delivered.
 PREVIEW = Spec("preview", 640, 360)
 
@@ -161,5 +178,6 @@ SPECS = {
     "roku": ROKU,
     "amazon": AMAZON,
     "social-vertical": SOCIAL_VERTICAL,
+    "social-square": SOCIAL_SQUARE,
     "preview": PREVIEW,
 }

@@ -10,7 +10,7 @@ from __future__ import annotations
 import tomllib
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -34,6 +34,12 @@ BriefField = Literal[
     "cta_url",
 ]
 
+
+# The screen shapes a spot is made in, each with its master's size; a preview is the same shape
+# at a third of it (640x360, 360x640, 360x360). One storyboard makes all three: the same
+# timing and sound, its copy and product laid out anew for each (templates/layout.py).
+SHAPES = {"16:9": (1920, 1080), "9:16": (1080, 1920), "1:1": (1080, 1080)}
+Shape = Literal["16:9", "9:16", "1:1"]
 
 # Every end card names the business and says how to reach it (the phone when one is given).
 END_CARD_FIELDS = frozenset({"business_name", "cta_url", "phone"})
@@ -97,6 +103,9 @@ class Template(Strict):
     duration: Literal[15, 30]
     audio_bed: AudioBed = AudioBed()
     scenes: list[SceneSpec] = Field(min_length=2)
+    # A sample business (a brief's fields) its thumbnail is drawn with, over the pictures in
+    # templates/samples: each template shown in its own layout with copy that suits its use.
+    sample: dict[str, Any]
 
     @model_validator(mode="after")
     def _timing(self) -> Template:

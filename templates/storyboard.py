@@ -84,6 +84,15 @@ class Scene(BaseModel):
     logo: bool
     qr_url: str | None
 
+    @property
+    def title(self) -> str:
+        return scene_title(self.kind)
+
+
+def scene_title(kind: str) -> str:
+    """A scene's kind in words, as a customer reads it ("end_card" is "End card")."""
+    return kind.replace("_", " ").capitalize()
+
 
 class Storyboard(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -116,7 +125,10 @@ def build_storyboard(
         if transition.type == "crossfade" and not transition.duration < min(spec.duration, before):
             transition = Transition()
         if spec.qr and not brief.cta_url:
-            problems.append(f"scene {index + 1} ({spec.kind}) shows a QR code: give a cta_url")
+            problems.append(
+                f"scene {index + 1} ({scene_title(spec.kind)}) shows a QR code: give a "
+                f"{FIELD_WORDS['cta_url']}"
+            )
         scenes.append(
             Scene(
                 index=index,
@@ -175,10 +187,10 @@ def _fill(spec: SceneSpec, brief: Brief, index: int, problems: list[str]) -> dic
         text = " ".join(str(getattr(brief, slot.source)).split())
         if slot.source == "cta_url":
             text = web_address(text)
-        where = f"scene {index + 1} ({spec.kind}), {slot.slot}"
+        where = f"scene {index + 1} ({scene_title(spec.kind)}), {FIELD_WORDS[slot.source]}"
         if not text:
             if slot.required:
-                problems.append(f"{where}: needs the brief's {slot.source}")
+                problems.append(f"{where}: fill it in, this template shows it")
             continue
         if len(text) > slot.max_chars:
             problems.append(
@@ -188,6 +200,20 @@ def _fill(spec: SceneSpec, brief: Brief, index: int, problems: list[str]) -> dic
     return copy
 
 
+# The brief's fields in words, as an owner reads them in a message.
+FIELD_WORDS = {
+    "business_name": "business name",
+    "product_name": "product",
+    "headline": "headline",
+    "body": "body",
+    "offer": "offer",
+    "cta_text": "call to action",
+    "cta_url": "web address",
+    "phone": "phone",
+    "tagline": "tagline",
+    "setting": "setting",
+    "voiceover": "voice-over",
+}
 # The brief's fields a viewer reads (its setting is what the pictures show, not words).
 ON_SCREEN = ("product_name", "headline", "body", "offer", "cta_text", "cta_url", "phone", "tagline")
 

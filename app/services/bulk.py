@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from PIL import Image
 
-from app.services import spots
+from app.services import pictures, spots
 from app.services.audience_copy import aired
 from app.services.backgrounds import (
     Background,
@@ -153,11 +153,11 @@ def start(ctx: AppContext, engine: Engine, business_id: int, plan: MatrixPlan) -
             cells = [
                 (
                     spots.generation_params(
-                        background_request(g, a, preset=plan.preset, seed=plan.seed,
-                                           recipe=plan.recipe),
+                        background_request(g, a, business_id=business_id, preset=plan.preset,
+                                           seed=plan.seed, recipe=plan.recipe),
                         revision,
                         {"matrix_key": f"{run}:{spot_id}:{g.id}:{a.id}", "run": run,
-                         **inputs[a.id]},
+                         **_set_in(inputs[a.id], g, a)},
                     ),
                     g.id,
                     a.id,
@@ -174,6 +174,19 @@ def start(ctx: AppContext, engine: Engine, business_id: int, plan: MatrixPlan) -
     jobs = {_job_key(v): {"variant_id": v} for v in pending}
     JobQueue(ctx.db).enqueue_many(KIND, jobs, business_id=business_id)  # known keys: no new job
     return run
+
+
+def _set_in(inputs: dict, geography, audience) -> dict:
+    """A variant's inputs in `geography` for `audience`: set in the place's own picture where
+    the business gave it one, else in the place's generated background (the brief's picture is
+    where the spot as briefed is set, as its setting's words are); the business's pictures are
+    graded toward the audience's light."""
+    extra = {k: v for k, v in inputs.items() if k != spots.BACKGROUND}
+    if geography.background is not None:
+        extra[spots.BACKGROUND] = geography.background.as_json()
+    if spots.BACKGROUND in extra or extra.get(spots.SCENE_PICTURES):
+        extra["light"] = audience.time_of_day
+    return extra
 
 
 def cancel(ctx: AppContext, business_id: int, run: str) -> RunReport:
@@ -238,6 +251,14 @@ class FrameHandler:
         return outcomes
 
     def _backgrounds(self, ctx, engine, business_id, items, tallies, outcomes, reuse) -> dict:
+        """Each job's generated background; None for one set in the business's own picture."""
+        own = {job.id: None for job, params in items if _own(params) is not None}
+        items = [(job, params) for job, params in items if job.id not in own]
+        return own | self._generated(ctx, engine, business_id, items, tallies, outcomes, reuse)
+
+    def _generated(self, ctx, engine, business_id, items, tallies, outcomes, reuse) -> dict:
+        if not items:
+            return {}
         requests = [_bulk_request(params) for _, params in items]
         try:
             made = backgrounds(ctx, engine, business_id, requests, tally=tallies.backgrounds,
@@ -369,19 +390,34 @@ def _bulk_request(params: GenerationParams) -> TextToImage:
 
 def _frame(
     ctx, engine, business_id, params: GenerationParams, tallies: Tallies, reuse: bool
-) -> tuple[Image.Image, Background]:
-    request = _bulk_request(params)
-    made = background(ctx, engine, business_id, request, tally=tallies.backgrounds, reuse=reuse)
+) -> tuple[Image.Image, Background | None]:
+    made = None
+    if _own(params) is None:
+        request = _bulk_request(params)
+        made = background(ctx, engine, business_id, request, tally=tallies.backgrounds, reuse=reuse)
     return _composed(ctx, engine, business_id, params, made, tallies, reuse), made
 
 
-def _composed(ctx, engine, business_id, params, made: Background, tallies, reuse) -> Image.Image:
-    """The variant's frame: its product's cut-out on its background."""
+def _own(params: GenerationParams) -> pictures.Backdrop | None:
+    """The business's own picture a variant's key frame is set in, if it is."""
+    return pictures.Backdrop.of(params.extra.get(spots.BACKGROUND))
+
+
+def _composed(
+    ctx, engine, business_id, params, made: Background | None, tallies, reuse
+) -> Image.Image:
+    """The variant's frame: its product's cut-out on its background (`made`), or on the
+    business's own picture as the spot shows it (cropped, graded) when `made` is None."""
     product_id = int(params.extra["product_asset_id"])
     product = cutout(ctx, engine, business_id, product_id, tally=tallies.cutouts, reuse=reuse)
+    size = tuple(params.extra["frame"])
     with ctx.tenant(business_id) as tenant:
-        scene = Image.open(tenant.assets.path(made.asset_id))
-        return composite(scene, product, tuple(params.extra["frame"])).image
+        if made is None:
+            light = params.extra.get("light", "day")
+            scene = pictures.key_frame(tenant, _own(params), light=light, size=size)
+        else:
+            scene = Image.open(tenant.assets.path(made.asset_id))
+        return composite(scene, product, size).image
 
 
 def _start_frame(ctx, business_id: int, variant_id: int) -> GenerationParams | None:
@@ -397,7 +433,12 @@ def _start_frame(ctx, business_id: int, variant_id: int) -> GenerationParams | N
 
 
 def _keep_frame(
-    ctx, business_id: int, variant_id: int, frame: Image.Image, made: Background, worker: str
+    ctx,
+    business_id: int,
+    variant_id: int,
+    frame: Image.Image,
+    made: Background | None,
+    worker: str,
 ) -> None:
     png = io.BytesIO()
     frame.save(png, format="PNG")
@@ -407,6 +448,7 @@ def _keep_frame(
             asset = tenant.assets.add(png.getvalue(), f"variant-{variant_id}.png")
             tenant.variants.add_render(
                 variant_id, tier=RenderTier.FRAME, asset_id=asset.id,
-                timings={"background_reused": float(made.reused)}, worker=worker,
+                timings={"background_reused": float(made is not None and made.reused)},
+                worker=worker,
             )  # fmt: skip
         tenant.variants.set_status(variant_id, VariantStatus.READY)

@@ -2,6 +2,8 @@
 
 A signed-in business is served
 - its own renders, by /download (looked up by the render's row in the business's scope), and
+  the package and masters of its own delivered orders by their names (`delivery.download`,
+  looked up through the order's row), and
 - files the app made for one of the session's own responses (`ResponseFiles.publish`), which
   lie in that session's folder under the web folder Gradio serves from.
 Nothing else: not the database, not the asset store's files by name, not another session's

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.services.errors import UserError
+from app.services.pictures import Backdrop, checked
 from storage import Audience, Database, Geography, install_shared
 
 if TYPE_CHECKING:  # context.py installs the built-ins at start, so it imports this module
@@ -34,6 +35,8 @@ class GeographyView:
     architecture: str
     weather: str
     builtin: bool
+    # The business's own picture its variants here are set in, instead of a generated one.
+    background: Backdrop | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,24 @@ def save_geography(ctx: AppContext, business_id: int, name: str, **changes: str)
         return _geography(_save(tenant.library, "geograph", name, changes))
 
 
+def set_geography_background(
+    ctx: AppContext, business_id: int, name: str, backdrop: Backdrop | None
+) -> GeographyView:
+    """Set this business's variants in geography `name` in one of its own pictures (None: back
+    to generated backgrounds). A built-in becomes the business's own copy; another business's
+    picture is "not found"."""
+    with ctx.tenant(business_id) as tenant:
+        if name.strip() not in {g.name for g in tenant.library.geographies()}:
+            raise UserError(f"There is no place called {name.strip()!r} in your library.")
+        if backdrop is not None:
+            checked(tenant, backdrop)
+        stored = {
+            "background_asset_id": None if backdrop is None else backdrop.asset_id,
+            "background_focus": None if backdrop is None else list(backdrop.focus),
+        }
+        return _geography(_save(tenant.library, "geograph", name, stored))
+
+
 def save_audience(ctx: AppContext, business_id: int, name: str, **changes: Any) -> AudienceView:
     _check_fields(AudienceView, changes)
     if "time_of_day" in changes:
@@ -95,6 +116,19 @@ def builtin_names() -> tuple[list[str], list[str]]:
     """The built-in geographies' and audiences' names (every business has them), sorted."""
     geographies, audiences = catalog()
     return sorted(g["name"] for g in geographies), sorted(a["name"] for a in audiences)
+
+
+def builtin_views() -> tuple[list[GeographyView], list[AudienceView]]:
+    """The built-ins as the catalog defines them, for a look that is no business's (id 0:
+    these are not the stored rows)."""
+    geographies, audiences = catalog()
+    places = [GeographyView(0, **g, builtin=True) for g in geographies]
+    people = [
+        AudienceView(0, **{**a, "interests": tuple(a["interests"]),
+                           "palette_hints": tuple(a["palette_hints"])}, builtin=True)
+        for a in audiences
+    ]  # fmt: skip
+    return sorted(places, key=lambda g: g.name), sorted(people, key=lambda a: a.name)
 
 
 def background_prompt(geography: GeographyView, audience: AudienceView) -> str:
@@ -138,7 +172,7 @@ def _own_first(rows: list) -> list:
 
 
 def _check_fields(view: type, changes: dict[str, Any]) -> None:
-    allowed = {f.name for f in fields(view)} - {"id", "name", "builtin"}
+    allowed = {f.name for f in fields(view)} - {"id", "name", "builtin", "background"}
     unknown = sorted(set(changes) - allowed)
     if unknown:
         raise UserError(
@@ -161,6 +195,9 @@ def _geography(row: Geography) -> GeographyView:
         row.architecture,
         row.weather,
         row.business_id is None,
+        None
+        if row.background_asset_id is None
+        else Backdrop(row.background_asset_id, tuple(row.background_focus or (0.5, 0.5))),
     )
 
 

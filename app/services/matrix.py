@@ -67,7 +67,7 @@ def plan_matrix(
     revision = engine.revision(preset)
     # One request per distinct background (audiences in the same light share one), hashed once.
     requests = dict.fromkeys(
-        background_request(g, a, preset=preset, seed=seed, recipe=recipe)
+        background_request(g, a, business_id=business_id, preset=preset, seed=seed, recipe=recipe)
         for g in geographies
         for a in audiences
     )

@@ -25,7 +25,7 @@ from ray.exceptions import RayActorError
 
 from app.config import Settings
 from app.services import bulk
-from app.services.errors import TryLater
+from app.services.errors import TryLater, UserError
 from app.services.jobs import owner_name
 from app.services.results_cache import Reuse
 from storage import LEASE_S
@@ -141,10 +141,16 @@ class WorkerPool:
                 "include_dashboard": False,
             }
             kept = _signal_handlers()
-            ray.init(
-                address=self._address, **({} if self._address else local),
-                logging_level=logging.WARNING, configure_logging=False,
-            )  # fmt: skip
+            try:
+                ray.init(
+                    address=self._address, **({} if self._address else local),
+                    logging_level=logging.WARNING, configure_logging=False,
+                )  # fmt: skip
+            except ConnectionError as exc:  # a cluster that is down, or an address mistyped
+                raise UserError(
+                    f"Could not reach the Ray cluster at {self._address} ({exc}). Check "
+                    "--ray-address or SPOTFORGE_RAY_ADDRESS, and that its head is running."
+                ) from None
             # Ray's own handlers would end the process on SIGTERM; the server's stop cleanly.
             for signum, handler in kept.items():
                 signal.signal(signum, handler)

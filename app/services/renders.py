@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING
 
 from PIL import Image
 
+from app.services import provenance
 from app.services.cutouts import cutout
 from app.services.errors import Busy, UserError
 from app.services.jobs import Tallies, ensure_room
-from app.services.spots import resolved_brief, scene_backdrops, uploaded_track
+from app.services.spots import resolved_brief, scene_visuals, uploaded_track
 from engine import Engine
 from storage import GenerationParams, Job, JobKey, JobQueue, RenderTier, VariantStatus
-from templates.export import TIERS, frames_at
+from templates.export import TIERS, frames_at, shaped
 from templates.export import render as render_spot
-from templates.motion import Still
-from templates.spec import load_template
+from templates.spec import SHAPES, load_template
 from templates.storyboard import build_storyboard
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ class RenderView:
     path: Path
     qc_passed: bool
     qc_report: dict
+    shape: str = "16:9"
 
 
 def render_variant(
@@ -57,10 +58,13 @@ def render_variant(
     variant_id: int,
     tier: str,
     *,
+    shape: str = "16:9",
     worker: str | None = None,
 ) -> RenderView:
-    if tier not in TIERS:
-        raise UserError(f"unknown tier {tier!r}; one of: {', '.join(TIERS)}")
+    """The variant rendered at `tier` in `shape` (`templates.spec.SHAPES`): the same storyboard,
+    timing and sound in every shape, its layout made for that screen; a final is checked by its
+    shape's spec (`templates.qc_specs.MASTERS`)."""
+    _check(tier, shape)
     with ctx.tenant(business_id) as tenant:
         variant = tenant.variants.get(variant_id)
         spot = tenant.campaigns.spot(variant.spot_id)
@@ -70,21 +74,19 @@ def render_variant(
         brief = resolved_brief(tenant, params.extra["copy"], brand_files)
         track = uploaded_track(tenant, brief, brand_files)
     board = build_storyboard(template, brief, params.extra.get("scene_order"))
-    backdrops = scene_backdrops(ctx, engine, business_id, params, board)
     product = cutout(ctx, engine, business_id, int(params.extra["product_asset_id"]))
-    visuals = {
-        s.index: Still(
-            backdrops[s.index], subject=product if s.visual.source == "product" else None
-        )
-        for s in board.scenes
-        if s.visual.source != "brand"
-    }
+    made = shaped(TIERS[tier], shape)
+    size = (made.width, made.height)
+    visuals = scene_visuals(ctx, engine, business_id, params, board, size, product)
     with tempfile.TemporaryDirectory(prefix="spotforge-render-") as tmp:
         out = Path(tmp) / f"variant-{variant_id}.mp4"
-        result = render_spot(board, visuals, TIERS[tier], out, track)
+        result = render_spot(board, visuals, made, out, track)
         report = result.report.to_dict()
+        if tier == "final":  # checked, then signed: every stored copy carries its manifest
+            provenance.sign_final(ctx, business_id, variant_id, result.path, shape=shape)
         with ctx.tenant(business_id) as tenant:
-            asset = tenant.assets.add(result.path, f"variant-{variant_id}-{tier}.mp4")
+            name = f"variant-{variant_id}-{tier}{_suffix(shape)}.mp4"
+            asset = tenant.assets.add(result.path, name)
             if tenant.variants.get(variant_id).status in NOT_YET_SEEN:
                 tenant.variants.set_status(variant_id, VariantStatus.READY)  # it can be seen now
             render = tenant.variants.add_render(
@@ -94,34 +96,94 @@ def render_variant(
                 qc_report=report,
                 timings=result.timings,
                 worker=worker,
+                shape=shape,
             )
             path = tenant.assets.path(asset.id)
-    return RenderView(variant_id, render.id, tier, asset.id, path, result.report.passed, report)
+    passed = result.report.passed
+    return RenderView(variant_id, render.id, tier, asset.id, path, passed, report, shape)
 
 
 def enqueue(
-    ctx: AppContext, business_id: int, variant_id: int, tier: str, *, again: bool = False
+    ctx: AppContext,
+    business_id: int,
+    variant_id: int,
+    tier: str,
+    *,
+    shape: str = "16:9",
+    again: bool = False,
 ) -> int:
-    """The job that renders a variant at a tier: asked twice, the same job, unless `again`
-    (a re-render, which makes a new render beside the old one)."""
+    """The job that renders a variant at a tier in a shape: asked twice, the same job, unless
+    `again` (a re-render, which makes a new render beside the old one)."""
+    return enqueue_all(ctx, business_id, [(variant_id, shape)], tier, again=again)[0]
+
+
+def enqueue_all(
+    ctx: AppContext,
+    business_id: int,
+    masters: list[tuple[int, str]],
+    tier: str,
+    *,
+    again: bool = False,
+) -> list[int]:
+    """The jobs rendering each (variant, shape) at a tier, as `enqueue` makes one: queued all
+    together once `room_for` them is checked, so an order's finals are never left half
+    queued."""
+    keys = room_for(ctx, business_id, masters, tier, again=again)
+    queue = JobQueue(ctx.db)
+    return [
+        queue.enqueue(
+            KIND,
+            {"variant_id": variant_id, "tier": tier, "shape": shape},
+            priority=PRIORITY[tier],
+            business_id=business_id,
+            key=key,
+        )
+        for (variant_id, shape), key in zip(masters, keys, strict=True)
+    ]
+
+
+def room_for(
+    ctx: AppContext,
+    business_id: int,
+    masters: list[tuple[int, str]],
+    tier: str,
+    *,
+    again: bool = False,
+) -> list[JobKey]:
+    """The job keys of these renders, once the queue has room for the ones not queued yet:
+    refused whole otherwise (the business's share, or "busy, try again" while as many renders
+    wait as the app keeps anyone waiting for). Another business's variant is not found."""
+    for _, shape in masters:
+        _check(tier, shape)
+    with ctx.tenant(business_id) as tenant:
+        keys = []
+        for variant_id, shape in masters:
+            tenant.variants.get(variant_id)
+            redo = len(tenant.variants.renders(variant_id)) if again else 0
+            keys.append(job_key(variant_id, tier, shape, redo))
+    queue = JobQueue(ctx.db)
+    new = len(keys) - len(queue.ids(keys))
+    if new:
+        ensure_room(ctx, business_id, new)
+        _ensure_capacity(ctx, business_id, queue)
+    return keys
+
+
+def job_key(variant_id: int, tier: str, shape: str = "16:9", redo: int = 0) -> JobKey:
+    """The queue's key for rendering a variant at a tier in a shape (a 16:9 one's is the tier's
+    alone, as it always was: "final", then "final-9x16", "final-1x1")."""
+    return JobKey(KIND, variant_id, f"{tier}{_suffix(shape)}", redo)
+
+
+def _suffix(shape: str) -> str:
+    return "" if shape == "16:9" else "-" + shape.replace(":", "x")
+
+
+def _check(tier: str, shape: str) -> None:
     if tier not in TIERS:
         raise UserError(f"unknown tier {tier!r}; one of: {', '.join(TIERS)}")
-    with ctx.tenant(business_id) as tenant:
-        tenant.variants.get(variant_id)  # another business's variant is not found
-        key = JobKey(
-            KIND, variant_id, tier, len(tenant.variants.renders(variant_id)) if again else 0
-        )
-    queue = JobQueue(ctx.db)
-    if not queue.ids([key]):
-        ensure_room(ctx, business_id, 1)
-        _ensure_capacity(ctx, business_id, queue)
-    return queue.enqueue(
-        KIND,
-        {"variant_id": variant_id, "tier": tier},
-        priority=PRIORITY[tier],
-        business_id=business_id,
-        key=key,
-    )
+    if shape not in SHAPES:
+        raise UserError(f"unknown shape {shape!r}; one of: {', '.join(SHAPES)}")
 
 
 def _ensure_capacity(ctx: AppContext, business_id: int, queue: JobQueue) -> None:
@@ -144,16 +206,20 @@ def typical_seconds(ctx: AppContext, business_id: int, tier: str) -> float:
     return statistics.median(seconds) if seconds else FIRST_GUESS_S[tier]
 
 
-def latest(ctx: AppContext, business_id: int, variant_id: int, tier: str) -> RenderView | None:
+def latest(
+    ctx: AppContext, business_id: int, variant_id: int, tier: str, shape: str = "16:9"
+) -> RenderView | None:
     with ctx.tenant(business_id) as tenant:
-        made = [r for r in tenant.variants.renders(variant_id) if r.tier == tier]
+        made = [
+            r for r in tenant.variants.renders(variant_id) if r.tier == tier and r.shape == shape
+        ]
         if not made:
             return None
         r = made[-1]
         report = r.qc_report or {}
         path = tenant.assets.path(r.asset_id)
         passed = bool(report.get("passed"))
-        return RenderView(variant_id, r.id, tier, r.asset_id, path, passed, report)
+        return RenderView(variant_id, r.id, tier, r.asset_id, path, passed, report, shape)
 
 
 class RenderHandler:
@@ -164,7 +230,10 @@ class RenderHandler:
 
     def run(self, ctx: AppContext, engine: Engine, job: Job, tallies: Tallies) -> None:
         variant_id, tier = job.payload["variant_id"], job.payload["tier"]
-        render_variant(ctx, engine, job.business_id, variant_id, tier, worker=self.worker)
+        shape = job.payload.get("shape", "16:9")  # jobs queued before shapes were 16:9
+        render_variant(
+            ctx, engine, job.business_id, variant_id, tier, shape=shape, worker=self.worker
+        )
 
     def failed(self, ctx: AppContext, job: Job, error: str, final: bool) -> None:
         """Nothing beyond the job's own error, which is what the page shows."""
@@ -182,6 +251,6 @@ def scene_thumbnails(
     scenes = build_storyboard(template, brief, params.extra.get("scene_order")).scenes
     pictures = frames_at(render.path, [s.start + s.duration / 2 for s in scenes])
     return [
-        (picture, f"{s.index + 1}. {s.kind} · {s.start:g}–{s.start + s.duration:g} s")
+        (picture, f"{s.index + 1}. {s.title} · {s.start:g}–{s.start + s.duration:g} s")
         for picture, s in zip(pictures, scenes, strict=True)
     ]

@@ -4,6 +4,7 @@ the preview shows and every personalized variant descends from."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,25 +12,28 @@ from typing import TYPE_CHECKING, Any
 from PIL import Image
 from pydantic import ValidationError
 
-from app.services import brand_kits
+from app.services import brand_kits, pictures
 from app.services.backgrounds import background, setting_request, stored_request
 from app.services.errors import UserError
+from app.services.pictures import Backdrop
 from app.services.text_rules import FIELDS, clean, clean_all
 from engine import ENGINE_VERSION, preset_for, with_defaults
 from storage import GenerationParams, Spot
 from templates import audio, mix
 from templates.errors import BriefError
 from templates.export import scene_stills
-from templates.motion import Still
+from templates.motion import Clip, Still
 from templates.overlay import check_layout
 from templates.spec import Template, all_templates, load_template
 from templates.storyboard import ON_SCREEN, UPLOADED, Brand, Brief, build_storyboard, left_out
+from templates.thumbnails import thumbnail as template_thumbnail
 
 if TYPE_CHECKING:
     from app.services.context import AppContext
     from engine import Engine, TextToImage
 
 FRAME = (1280, 720)  # a variant's key frame
+BOARD = (480, 270)  # a storyboard's scene
 BRAND_FILES = ("logo", "heading_font", "body_font")
 FILES = (*BRAND_FILES, "music_file")  # a brief's uploads besides its photos ("brand_assets")
 # The brief's music, as the page offers it: the template's own bed, a built-in style by what
@@ -40,6 +44,9 @@ MUSIC_CHOICES = [
     ("Upload your own", UPLOADED),
 ]
 MAX_PHOTOS = 5
+# In a spot's copy and a variant's parameters: the business's own picture the spot is set in
+# (Backdrop.as_json), and the scenes set in another one, by their place in the template.
+BACKGROUND, SCENE_PICTURES = "background", "scene_pictures"
 
 
 @dataclass(frozen=True)
@@ -68,21 +75,22 @@ class BriefForm:
     voiceover: str = ""  # spoken over the scenes
     music: str = ""  # a MUSIC_CHOICES value; UPLOADED plays music_file
     music_file: Path | None = None
+    # Where it is set: generated from the setting's words (neither), one of the business's
+    # pictures (`background`), or a photo or clip uploaded with the brief (`background_file`,
+    # added to its pictures and cropped around `background_focus`).
+    background: Backdrop | None = None
+    background_file: Path | None = None
+    background_focus: tuple[float, float] = (0.5, 0.5)
 
 
 @dataclass(frozen=True)
 class SceneCard:
     index: int
-    kind: str
+    title: str  # the scene's kind in words
     start: float
     duration: float
     copy: dict[str, str]
     still: Image.Image
-
-    @property
-    def title(self) -> str:
-        """The scene's kind in words ("end_card" is "End card")."""
-        return self.kind.replace("_", " ").capitalize()
 
 
 @dataclass(frozen=True)
@@ -101,18 +109,18 @@ class SpotView:
 
 
 def template_choices(ctx: AppContext, duration: int | None = None) -> list[TemplateChoice]:
-    """The templates (of one length, if given), each with a thumbnail: its scenes in order,
-    drawn once with sample copy."""
+    """The templates (of one length, if given), each with its thumbnail, drawn once per
+    template as it stands (its file's every detail names the drawing)."""
     folder = ctx.settings.data_dir / "thumbnails"
     folder.mkdir(parents=True, exist_ok=True)
     choices = []
     for t in all_templates():
         if duration is not None and t.duration != duration:
             continue
-        thumbnail = folder / f"{t.id}-{t.version}.png"
+        drawn = hashlib.sha256(t.model_dump_json().encode()).hexdigest()[:12]
+        thumbnail = folder / f"{t.id}-{drawn}.png"
         if not thumbnail.exists():
-            stills = scene_stills(build_storyboard(t, SAMPLE), {}, (320, 180))
-            _contact_sheet(stills).save(thumbnail)
+            template_thumbnail(t).save(thumbnail)
         choices.append(
             TemplateChoice(t.id, t.name, t.duration, t.use_case, len(t.scenes), thumbnail)
         )
@@ -134,6 +142,8 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
         raise UserError(f"Add at most {MAX_PHOTOS} product photos.")
     with ctx.tenant(business_id) as tenant:
         business_name = tenant.business.name
+        if form.background is not None:
+            pictures.checked(tenant, form.background)  # another business's: "not found"
         # The kit's logo and fonts stand in for those not uploaded; an upload replaces them.
         kept = {r: a for r, a in tenant.brand_kit.files().items() if getattr(form, r) is None}
         kept_paths = {role: tenant.assets.path(asset) for role, asset in kept.items()}
@@ -158,6 +168,8 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
         _check_upload(ctx, path, role)
     if form.music_file is not None:
         audio.decode(form.music_file, template.duration)  # one that cannot be played is refused
+    if form.background_file is not None:
+        pictures.check_upload(ctx, form.background_file)
     # Every line laid out as the final lays it out, in the brand's own fonts and beside its
     # logo: a LayoutError names the line that would not fit on screen.
     files = {role: path for role in BRAND_FILES if (path := getattr(form, role)) is not None}
@@ -174,6 +186,15 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
         brand_kits.save(tenant, brief, {r: a for r, a in files.items() if r in BRAND_FILES})
         campaign = tenant.campaigns.create(text["campaign_name"], text["objective"])
         stored = {**brief.model_dump(mode="json"), "brand_assets": files}
+        backdrop = form.background
+        if (
+            form.background_file is not None and backdrop is None
+        ):  # one of the business's pictures from now on
+            path = form.background_file
+            own = tenant.assets.add(path, path.name, library=True)
+            backdrop = Backdrop(own.id, form.background_focus)
+        if backdrop is not None:
+            stored[BACKGROUND] = backdrop.as_json()
         spot = tenant.campaigns.create_spot(
             campaign.id,
             template_id=template.id,
@@ -187,7 +208,7 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
 
 BRIEF_COPY = ("product_name", "headline", "body", "offer", "cta_text", "cta_url", "phone",
               "tagline", "setting")  # fmt: skip
-BRIEF_EXTRAS = ("objective", "colors", "voiceover", "music")
+BRIEF_EXTRAS = ("objective", "colors", "voiceover", "music", "background")
 
 
 def brief_form(
@@ -200,11 +221,14 @@ def brief_form(
     heading_font: Path | None = None,
     body_font: Path | None = None,
     music_file: Path | None = None,
+    background_file: Path | None = None,
 ) -> BriefForm:
     """A brief as a script writes it (`spotforge spot create --brief`): a JSON object of the
     copy (BRIEF_COPY), optionally "objective", "colors" (#RRGGBB, primary first), "voiceover"
-    (the script spoken over it) and "music" (a built-in style; the uploaded track when
-    `music_file` is given). The business's name is its own, so a "business_name" in it is not
+    (the script spoken over it), "music" (a built-in style; the uploaded track when
+    `music_file` is given) and "background": {"asset": one of the business's pictures, or
+    "file": a photo or clip (given here as `background_file`), "focus": [x, y] or a name such
+    as "bottom left"}. The business's name is its own, so a "business_name" in it is not
     used."""
     if not isinstance(brief, dict):
         raise UserError("The brief must be a JSON object of the spot's copy.")
@@ -230,7 +254,25 @@ def brief_form(
         voiceover=brief.get("voiceover") or "",
         music=brief.get("music") or (UPLOADED if music_file else ""),
         music_file=music_file,
+        **_background_of(brief.get("background"), background_file),
     )
+
+
+def _background_of(given: object, file: Path | None) -> dict[str, Any]:
+    """BriefForm's background fields from the brief's "background" (see `brief_form`)."""
+    if given is None:
+        return {}
+    if not isinstance(given, dict) or not set(given) <= {"asset", "file", "focus"}:
+        raise UserError('The brief\'s "background" is like {"file": "shop.jpg", "focus": [0, 1]}.')
+    focus = pictures.focus_of(given.get("focus"))
+    if ("asset" in given) == ("file" in given):
+        raise UserError('The brief\'s "background" names one picture: its "file" or its "asset".')
+    if "file" in given:
+        return {"background_file": file, "background_focus": focus}
+    asset = given["asset"]
+    if not isinstance(asset, int) or isinstance(asset, bool):
+        raise UserError('The brief\'s "background" "asset" is the number of one of your pictures.')
+    return {"background": Backdrop(asset, focus)}
 
 
 KINDS = {"image": "a PNG, JPEG or WebP image", "font": "a TTF or OTF font",
@@ -275,7 +317,8 @@ def spot_view(ctx: AppContext, business_id: int, spot_id: int) -> SpotView:
 
 def storyboard(ctx: AppContext, engine: Engine, business_id: int, spot_id: int) -> list[SceneCard]:
     """The spot's scenes in their order with their copy, each drawn over its background once one
-    is chosen (over the brand card before)."""
+    is chosen (over the brand card before), or over the business's own picture where the brief
+    chose one."""
     with ctx.tenant(business_id) as tenant:
         spot = tenant.campaigns.spot(spot_id)
         base = tenant.variants.base_of(spot_id)
@@ -284,25 +327,69 @@ def storyboard(ctx: AppContext, engine: Engine, business_id: int, spot_id: int) 
         copy = spot.copy if params is None else params.extra["copy"]
         brief = resolved_brief(tenant, copy, extra.get("brand_assets", {}))
     board = build_storyboard(load_template(spot.template_id), brief, extra.get("scene_order"))
-    visuals: dict[int, Still] = {}
-    if params is not None:
-        backdrops = scene_backdrops(ctx, engine, business_id, params, board)
-        visuals = {index: Still(picture) for index, picture in backdrops.items()}
-    stills = scene_stills(board, visuals, (480, 270))
+    visuals = scene_visuals(ctx, engine, business_id, params, board, BOARD, extra=extra)
+    stills = scene_stills(board, visuals, BOARD)
     return [
-        SceneCard(s.index, s.kind, s.start, s.duration, dict(s.copy_text), still)
+        SceneCard(s.index, s.title, s.start, s.duration, dict(s.copy_text), still)
         for s, still in zip(board.scenes, stills, strict=True)
     ]
 
 
+def scene_visuals(
+    ctx: AppContext,
+    engine: Engine,
+    business_id: int,
+    params: GenerationParams | None,
+    board,
+    size: tuple[int, int],
+    product: Image.Image | None = None,
+    *,
+    extra: dict[str, Any] | None = None,
+) -> dict[int, Still | Clip]:
+    """Each scene's moving picture at `size` by its place in the spot (brand cards need none),
+    with `product` (its cut-out) in product scenes: the business's own picture where the
+    variant names one for the scene or the whole spot, graded toward the variant's light;
+    else the generated background (`scene_backdrops`). Without `params` (a spot no background
+    was chosen for yet; `extra` its copy), only the scenes set in the business's pictures."""
+    extra = params.extra if extra is None else extra
+    light = extra.get("light", "day")
+    chosen = {
+        s.index: own
+        for s in board.scenes
+        if s.visual.source != "brand" and (own := own_picture(extra, s.origin)) is not None
+    }
+    drawn = [s for s in board.scenes if s.index not in chosen]
+    backdrops = {} if params is None else scene_backdrops(ctx, engine, business_id, params, drawn)
+    visuals: dict[int, Still | Clip] = {}
+    with ctx.tenant(business_id) as tenant:
+        for s in board.scenes:
+            if s.visual.source == "brand":
+                continue
+            subject = product if s.visual.source == "product" else None
+            if s.index in backdrops:
+                visuals[s.index] = Still(backdrops[s.index], subject=subject)
+            elif s.index in chosen:  # a clip runs a second past its scene: the next fades in
+                visuals[s.index] = pictures.visual(tenant, chosen[s.index], light=light,
+                                                   size=size, seconds=s.duration + 1.0,
+                                                   subject=subject)  # fmt: skip
+    return visuals
+
+
+def own_picture(extra: dict[str, Any], origin: int) -> Backdrop | None:
+    """The business's picture a variant sets the scene at `origin` in, if any."""
+    scene = extra.get(SCENE_PICTURES, {}).get(str(origin))
+    return Backdrop.of(scene) or Backdrop.of(extra.get(BACKGROUND))
+
+
 def scene_backdrops(
-    ctx: AppContext, engine: Engine, business_id: int, params: GenerationParams, board
+    ctx: AppContext, engine: Engine, business_id: int, params: GenerationParams, scenes
 ) -> dict[int, Image.Image]:
-    """Each scene's background by its place in the spot: the variant's own, or, for a scene
-    regenerated on its own, the same prompt at that scene's seed. Brand cards need none."""
+    """Each of `scenes`' generated background by its place in the spot: the variant's own, or,
+    for a scene regenerated on its own, the same prompt at that scene's seed. Brand cards need
+    none."""
     by_seed: dict[int, Image.Image] = {}
     backdrops = {}
-    for scene in board.scenes:
+    for scene in scenes:
         if scene.visual.source == "brand":
             continue
         seed = scene_seed(params.extra, scene.origin, params.seed)
@@ -321,6 +408,43 @@ def scene_backdrops(
 
 def scene_seed(extra: dict[str, Any], origin: int, default: int) -> int:
     return int(extra.get("scene_seeds", {}).get(str(origin), default))
+
+
+def set_scene_picture(
+    ctx: AppContext,
+    engine: Engine,
+    business_id: int,
+    spot_id: int,
+    position: int,
+    backdrop: Backdrop | None,
+) -> int:
+    """Set one scene (0-based place in the spot) in one of the business's pictures (None: back
+    to the spot's background); a new base variant records it. Returns the base's id."""
+    with ctx.tenant(business_id) as tenant:
+        spot = tenant.campaigns.spot(spot_id)
+        scene = _scene_with_background(spot, position)
+        chosen = dict(spot.copy.get(SCENE_PICTURES, {}))
+        if backdrop is None:
+            chosen.pop(str(scene.origin), None)
+        else:
+            chosen[str(scene.origin)] = pictures.checked(tenant, backdrop).as_json()
+        spot.copy = {**spot.copy, SCENE_PICTURES: chosen}
+        seed = _base_seed(tenant, spot_id)
+    return choose_background(ctx, engine, business_id, spot_id, seed)
+
+
+def _scene_with_background(spot: Spot, position: int):
+    """The spot's scene at this 0-based place, refused with a sentence when it has none or
+    when it is a brand card (which has no background)."""
+    board = build_storyboard(
+        load_template(spot.template_id), brief_of(spot.copy), spot.copy.get("scene_order")
+    )
+    if not 0 <= position < len(board.scenes):
+        raise UserError(f"the spot has scenes 1 to {len(board.scenes)}")
+    scene = board.scenes[position]
+    if scene.visual.source == "brand":
+        raise UserError(f"scene {position + 1} is a brand card: it has no background")
+    return scene
 
 
 def reorder_scenes(
@@ -352,13 +476,7 @@ def regenerate_scene(
     base variant records it. Returns the base's id."""
     with ctx.tenant(business_id) as tenant:
         spot = tenant.campaigns.spot(spot_id)
-        order = spot.copy.get("scene_order")
-        board = build_storyboard(load_template(spot.template_id), brief_of(spot.copy), order)
-        if not 0 <= position < len(board.scenes):
-            raise UserError(f"the spot has scenes 1 to {len(board.scenes)}")
-        scene = board.scenes[position]
-        if scene.visual.source == "brand":
-            raise UserError(f"scene {position + 1} is a brand card: it has no background")
+        scene = _scene_with_background(spot, position)
         seed = _base_seed(tenant, spot_id)
         seeds = dict(spot.copy.get("scene_seeds", {}))
         seeds[str(scene.origin)] = max([seed, *seeds.values()]) + 1  # a picture no scene has
@@ -474,7 +592,7 @@ def variant_inputs(spot: Spot, copy: Brief) -> dict[str, Any]:
     copy (adapted to its audience; with it the voice-over script and the music chosen), the
     brand files and an uploaded track, the scene order and the scenes' own seeds, so it renders
     the same whatever changes later in the library or the brief."""
-    return {
+    inputs = {
         "product_asset_id": spot.product_assets[0].id,
         "frame": list(FRAME),
         "copy": copy.model_dump(mode="json"),
@@ -482,6 +600,12 @@ def variant_inputs(spot: Spot, copy: Brief) -> dict[str, Any]:
         "scene_order": spot.copy.get("scene_order"),
         "scene_seeds": dict(spot.copy.get("scene_seeds", {})),
     }
+    # The business's own pictures, where it chose them (a spot without keeps the parameters
+    # it always had).
+    for key in (BACKGROUND, SCENE_PICTURES):
+        if spot.copy.get(key):
+            inputs[key] = spot.copy[key]
+    return inputs
 
 
 def generation_params(request: TextToImage, revision: str, extra: dict) -> GenerationParams:
@@ -514,16 +638,6 @@ SAMPLE_COPY = {  # template thumbnails, the demo, and examples
     "cta_url": "harborcoffee.com",
     "tagline": "Good mornings start here",
 }
-SAMPLE = Brief(**SAMPLE_COPY)
-
-
-def _contact_sheet(stills: list[Image.Image], columns: int = 2) -> Image.Image:
-    width, height = stills[0].size
-    rows = -(-len(stills) // columns)
-    sheet = Image.new("RGB", (columns * width + columns - 1, rows * height + rows - 1), "white")
-    for i, still in enumerate(stills):
-        sheet.paste(still, ((i % columns) * (width + 1), (i // columns) * (height + 1)))
-    return sheet
 
 
 def _base_seed(tenant, spot_id: int) -> int:

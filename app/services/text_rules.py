@@ -8,22 +8,28 @@ from __future__ import annotations
 import unicodedata
 
 from app.services.errors import UserError
+from templates.storyboard import FIELD_WORDS
 
 # field -> (what the page calls it, most characters)
 FIELDS: dict[str, tuple[str, int]] = {
-    "business_name": ("business name", 120),
     "campaign_name": ("campaign name", 120),
     "objective": ("objective", 500),
-    "product_name": ("product", 80),
-    "headline": ("headline", 120),
-    "body": ("body", 300),
-    "offer": ("offer", 120),
-    "cta_text": ("call to action", 60),
-    "cta_url": ("web address", 120),
-    "phone": ("phone", 40),
-    "tagline": ("tagline", 120),
-    "setting": ("setting", 200),
-    "voiceover": ("voice-over", 500),  # past what a 30 s spot has room to say
+    **{
+        field: (FIELD_WORDS[field], most)
+        for field, most in {
+            "business_name": 120,
+            "product_name": 80,
+            "headline": 120,
+            "body": 300,
+            "offer": 120,
+            "cta_text": 60,
+            "cta_url": 120,
+            "phone": 40,
+            "tagline": 120,
+            "setting": 200,
+            "voiceover": 500,  # past what a 30 s spot has room to say
+        }.items()
+    },
 }
 # Control (Cc), format (Cf: zero-width spaces and joiners, direction overrides), surrogate (Cs),
 # private-use (Co) and unassigned (Cn) characters draw nothing on screen, or something that is

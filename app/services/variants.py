@@ -84,6 +84,7 @@ class LineageRow:
 
     depth: int
     text: str
+    variant_id: int | None = None  # None on a spot's line
 
 
 def lineage(ctx: AppContext, business_id: int, campaign_id: int) -> tuple[str, list[LineageRow]]:
@@ -104,7 +105,7 @@ def lineage(ctx: AppContext, business_id: int, campaign_id: int) -> tuple[str, l
             while stack:  # depth first, oldest sibling first
                 v, depth = stack.pop()
                 c = _card(tenant, v, names, None)
-                rows.append(LineageRow(depth, f"{c.caption} ({c.status})"))
+                rows.append(LineageRow(depth, f"{c.caption} ({c.status})", v.id))
                 stack += [(child, depth + 1) for child in reversed(children.get(v.id, []))]
             if not variants:
                 rows.append(LineageRow(1, "no variants yet"))

@@ -28,7 +28,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.middleware.cors import CORSMiddleware
 
-from app.services import USER_ERRORS, AppContext, TryLater, accounts, files, user_errors
+from app.services import (
+    USER_ERRORS,
+    AppContext,
+    TryLater,
+    accounts,
+    delivery,
+    files,
+    user_errors,
+)
 from app.services.context import open_engine
 from app.services.worker import Worker
 from app.ui import pages, web
@@ -278,6 +286,16 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
 
         return for_owner(request, render_id, send)
 
+    @app.get("/download/order/{order_id}/{name}")
+    def download_delivered(order_id: int, name: str, request: Request) -> Response:
+        """A delivered order's package or one of its masters, by the name it is filed under."""
+
+        def send(business: int) -> Response:
+            found = delivery.download(ctx, business, order_id, name)
+            return FileResponse(found.path, media_type=found.media_type, filename=found.filename)
+
+        return for_owner(request, order_id, send)
+
     async def user(request: Request) -> str | None:
         who = await run_in_threadpool(account, request)  # a query: off the event loop
         return None if who is None else str(who.user_id)
@@ -294,7 +312,7 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
         footer_links=["api"],
         max_file_size=ctx.settings.max_asset_bytes,
         allowed_paths=[],  # every file the pages show is published to the session's folder
-        blocked_paths=[str(ctx.settings.resolved_asset_dir)]
+        blocked_paths=[str(ctx.settings.resolved_asset_dir), str(ctx.settings.resolved_signing_dir)]
         + [database + suffix for suffix in ("", "-wal", "-shm", "-journal")],
     )
 

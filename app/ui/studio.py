@@ -14,7 +14,6 @@ and times the caller holds; every read is answered for the signed-in business al
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import re
 import secrets
@@ -33,15 +32,17 @@ from app.services import (
     bulk,
     businesses,
     copy_edits,
+    delivery,
     jobs,
     library,
     orders,
+    pictures,
     renders,
+    setting_words,
     spots,
     user_errors,
     variants,
 )
-from app.services import files as files_service
 from app.services.matrix import plan_matrix
 from app.services.text_rules import limit
 from app.ui.session import token_of
@@ -210,6 +211,15 @@ class Studio:
         return spots.voiceover_note(voiceover, _length(duration) or 15)
 
     @friendly
+    def setting_note(self, setting: str | None) -> str:
+        """The words of "Where it is set" the model leaves out, as they are typed."""
+        return md(setting_words.left_out_note(self.engine, self.ctx.settings.model, setting or ""))
+
+    def setting_suggestions(self) -> list[str]:
+        """Settings the model draws every word of, for the page to offer."""
+        return setting_words.suggestions(self.engine, self.ctx.settings.model)
+
+    @friendly
     def create_spot(
         self,
         campaign_name: str,
@@ -233,6 +243,8 @@ class Studio:
         voiceover: str = "",
         music: str = "",
         music_file: str | None = None,
+        background: str | int | None = None,
+        focus: str | None = None,
         request: gr.Request = None,
     ) -> tuple[int, list, str]:
         """Create the campaign and its spot from the brief; returns the spot's id and storyboard.
@@ -266,6 +278,7 @@ class Studio:
                 music_file,
                 voiceover=voiceover or "",
                 music=music or "",
+                background=_backdrop(background, focus),
             )
         finally:  # stored or refused, the uploads are not needed again
             self.ctx.responses.discard_uploads(who, uploads)
@@ -275,7 +288,7 @@ class Studio:
 
     def _create_spot(
         self, who, campaign_name, objective, template_id, photos, primary, accent, copy, *files,
-        voiceover: str, music: str,
+        voiceover: str, music: str, background: pictures.Backdrop | None,
     ) -> spots.SpotView:  # fmt: skip
         def upload(path: str) -> Path:  # only this session's uploads, never a served file
             return self.ctx.responses.upload(path, who)
@@ -296,6 +309,7 @@ class Studio:
             voiceover=voiceover,
             music=music,
             music_file=music_file,
+            background=background,
         )
         return spots.create_spot(self.ctx, who.business_id, form)
 
@@ -348,6 +362,24 @@ class Studio:
         return self._storyboard(who, spot_id)
 
     @friendly
+    def set_scene_picture(
+        self,
+        spot_id: int | None,
+        scene: int | None,
+        picture: str | int | None,
+        focus: str | None,
+        request: gr.Request,
+    ) -> tuple[list, str]:
+        """Set one scene (its number in the spot) in one of the business's pictures, or back
+        in the spot's background."""
+        who = self.who(request)
+        spot_id = _id(spot_id, "spot")
+        position = _id(scene, "scene") - 1
+        chosen = _backdrop(picture, focus)
+        spots.set_scene_picture(self.ctx, self.engine, who.business_id, spot_id, position, chosen)
+        return self._storyboard(who, spot_id)
+
+    @friendly
     def background_candidates(
         self, spot_id: int | None, round_: int | None, request: gr.Request
     ) -> tuple[list, int]:
@@ -363,14 +395,16 @@ class Studio:
             seeds=range(first, first + CANDIDATES),
         )
         gallery = [
-            (self._out(who, path, f"background-{seed}{path.suffix}"), f"background {seed}")
-            for seed, path in made
+            (self._out(who, path, f"background-{seed}{path.suffix}"), f"Option {n}")
+            for n, (seed, path) in enumerate(made, 1)
         ]
         return gallery, round_
 
     @friendly
-    def pick_candidate(self, round_: int | None, evt: gr.SelectData) -> int:
-        return _count(round_, "round") * CANDIDATES + evt.index
+    def pick_candidate(self, round_: int | None, evt: gr.SelectData) -> tuple[int, str]:
+        """The background clicked (its seed, kept out of sight) and a sentence saying which."""
+        seed = _count(round_, "round") * CANDIDATES + evt.index
+        return seed, f"Option {evt.index + 1} picked: use it, or pick another."
 
     @friendly
     def choose_background(
@@ -384,7 +418,7 @@ class Studio:
         seed = _count(seed, "background")
         spots.choose_background(self.ctx, self.engine, who.business_id, spot_id, seed)
         gallery, table = self._storyboard(who, spot_id)
-        return gallery, table, f"Background {seed} chosen."
+        return gallery, table, "Your spot now uses this background."
 
     # Preview -------------------------------------------------------------------------------
 
@@ -741,16 +775,30 @@ class Studio:
     # Approve, purchase, download -----------------------------------------------------------
 
     @friendly
-    def quote(self, variant_ids: list[int] | None, request: gr.Request) -> tuple[int, str]:
-        """A quote for the chosen variants: returns the order's id and the price."""
+    def quote(
+        self,
+        variant_ids: list[int] | None,
+        shapes: list[str] | None = None,
+        destinations: list[str] | None = None,
+        request: gr.Request = None,
+    ) -> tuple[int, str]:
+        """A quote for the chosen variants, each in every shape (16:9, 9:16, 1:1; default
+        16:9) for every destination (default broadcast): returns the order's id and the
+        price."""
         chosen = [_id(v, "variant") for v in variant_ids or []]
         business = self.business(request)
-        order = orders.quote(self.ctx, business, chosen)
+        order = orders.quote(
+            self.ctx,
+            business,
+            chosen,
+            shapes=shapes if shapes is not None else ("16:9",),
+            destinations=destinations if destinations is not None else ("broadcast",),
+        )
         return order.id, self._order_text(business, order)
 
     @friendly
     def approve(self, order_id: int | None, request: gr.Request) -> tuple:
-        """Approve the quote (the purchase) and start rendering the broadcast finals; returns at
+        """Approve the quote (the purchase) and start rendering the finals; returns at
         once where the order stands, with the files and their QC reports if it is delivered
         already (else see order_status)."""
         who = self.who(request)
@@ -794,7 +842,7 @@ class Studio:
 
     def _follow_order(self, who: accounts.Account, order: orders.OrderView) -> tuple:
         typical = renders.typical_seconds(self.ctx, who.business_id, "final")
-        follow = _started("order", order=order.id, typical=typical * len(order.variant_ids))
+        follow = _started("order", order=order.id, typical=typical * len(order.deliveries))
         return self._order(who, order, follow)
 
     def _order(self, who: accounts.Account, order: orders.OrderView, follow: dict) -> tuple:
@@ -806,7 +854,7 @@ class Studio:
         done = sum(d.qc_passed is not None for d in order.deliveries)
         left = max(follow["typical"] - elapsed, 0)
         return (
-            f"Rendering broadcast finals: {done} of {len(order.variant_ids)} done, about "
+            f"Rendering the finals: {done} of {len(order.deliveries)} done, about "
             f"{_duration(left)} left. You can leave this page; Check order shows them.",
             None,
             "",
@@ -824,24 +872,46 @@ class Studio:
         text = self._order_text(who.business_id, order)
         if order.status not in ("delivered", "failed"):
             return text, None, ""
+        if order.status == "delivered":
+            return (text, *self._package(who, order))
         names = self._captions(who.business_id, order.variant_ids)
-        files, links = [], []
+        links = []
         for d in order.deliveries:
+            what = f"{md(names[d.variant_id])} · {d.shape}"
             if d.render_id is None:
-                links.append(f"- {md(names[d.variant_id])}: not rendered — {md(d.error)}")
+                links.append(f"- {what}: not rendered — {md(d.error)}")
                 continue
-            final = files_service.render_download(self.ctx, who.business_id, d.render_id)
-            report = files_service.qc_report(self.ctx, who.business_id, d.render_id)
-            qc_name = f"spotforge-render{d.render_id}-qc.json"
-            qc_json = json.dumps(report, indent=2).encode()
-            files += [self._out(who, final.path, final.filename), self._out(who, qc_json, qc_name)]
-            verdict = "passes broadcast QC" if d.qc_passed else "FAILS broadcast QC"
             links.append(
-                f"- {md(names[d.variant_id])} ({verdict}): "
-                f"[download the spot](/download/render/{d.render_id}) · "
+                f"- {what} ({_verdicts(d.verdicts)}): "
                 f"[QC report](/download/render/{d.render_id}/qc.json)"
             )
-        return text, files, "\n".join(links)
+        return text, None, "\n".join(links)
+
+    def _package(self, who: accounts.Account, order: orders.OrderView) -> tuple[list, str]:
+        """A delivered order's files under the names they are filed by: the zip, then each
+        master and its QC report, with the AI-imagery disclosure beside them."""
+        business = who.business_id
+        files: list[str] = []
+        disclosure = "Every master carries C2PA Content Credentials saying how it was made."
+        head = [f"**{delivery.DISCLOSURE}** {disclosure}"]
+        if order.package_asset_id is not None:  # none for an order delivered before packages
+            zipped = delivery.package_path(self.ctx, business, order.id)
+            files.append(self._out(who, zipped.path, zipped.filename))
+            where = f"/download/order/{order.id}/{zipped.filename}"
+            head.append(f"[Download everything (zip)]({where})")
+        links = []
+        named = delivery.names(self.ctx, business, order)
+        for shown, master in zip(named, delivery.masters(self.ctx, business, order), strict=True):
+            files += [
+                self._out(who, master.path, master.name),
+                self._out(who, delivery.report(master), master.report_name),
+            ]
+            links.append(
+                f"- [{master.name}](/download/order/{order.id}/{master.name}) "
+                f"({_verdicts(shown.verdicts)}) · "
+                f"[QC report](/download/render/{shown.render_id}/qc.json)"
+            )
+        return files, "\n\n".join(head) + "\n\n" + "\n".join(links)
 
     def _captions(self, business: int, variant_ids) -> dict[int, str]:
         return {v: variants.card(self.ctx, business, v).caption for v in variant_ids}
@@ -867,11 +937,55 @@ class Studio:
     # Library -------------------------------------------------------------------------------
 
     @friendly
+    def your_pictures(self, request: gr.Request) -> tuple:
+        """The business's photos and clips, each by its file's name, and the same as choices
+        of where a brief, a place or a scene is set."""
+        return self._pictures(self.who(request))
+
+    def _pictures(self, who: accounts.Account) -> tuple:
+        found = pictures.pictures(self.ctx, who.business_id)
+        gallery = [
+            (self._out(who, pictures.thumbnail(p), f"picture-{i + 1}"), p.caption)
+            for i, p in enumerate(found)
+        ]
+        choices = [(GENERATED, ""), *((p.name, str(p.asset_id)) for p in found)]
+        return gallery, *(gr.Dropdown(choices=choices) for _ in range(3))
+
+    @friendly
+    def add_picture(self, file: str | None, request: gr.Request) -> tuple:
+        """Add a photo or clip to the business's pictures; they are listed again with it."""
+        who = self.who(request)
+        if not file:
+            raise gr.Error("Choose a photo or clip to add.")
+        try:
+            added = pictures.upload(self.ctx, who.business_id, self.ctx.responses.upload(file, who))
+        finally:
+            self.ctx.responses.discard_uploads(who, [file])
+        return *self._pictures(who), f"Added {md(added.name)} to your pictures."
+
+    @friendly
+    def set_place_picture(
+        self, place: str | None, picture: str | int | None, focus: str | None, request: gr.Request
+    ) -> str:
+        """Set this business's variants in a place (by its name) in one of its pictures, or back
+        in generated backgrounds."""
+        who = self.who(request)
+        if not place:
+            raise gr.Error("Choose a place.")
+        chosen = _backdrop(picture, focus)
+        library.set_geography_background(self.ctx, who.business_id, place, chosen)
+        if chosen is None:
+            return f"{md(place)}: generated backgrounds."
+        name = next(p.name for p in pictures.pictures(self.ctx, who.business_id)
+                    if p.asset_id == chosen.asset_id)  # fmt: skip
+        return f"{md(place)} is set in {md(name)}."
+
+    @friendly
     def campaigns(self, request: gr.Request) -> tuple[list[list], gr.Dropdown]:
         business = self.business(request)
         found = businesses.list_campaigns(self.ctx, business)
         # A Dataframe of str cells shows text as text; Markdown cells would need escaping.
-        rows = [[c.id, c.name, c.objective, c.status, f"{c.created_at:%Y-%m-%d}"] for c in found]
+        rows = [[c.name, c.objective, c.status, f"{c.created_at:%Y-%m-%d}"] for c in found]
         choices = [(f"{c.name} · {c.created_at:%Y-%m-%d}", c.id) for c in found]
         return rows, gr.Dropdown(choices=choices, value=choices[0][1] if choices else None)
 
@@ -885,6 +999,15 @@ class Studio:
         )
         lines = [f"**{md(name)}**"] + [f"{'  ' * r.depth}- {md(r.text)}" for r in rows]
         return "\n".join(lines)
+
+    @friendly
+    def campaign_variants(self, campaign_id: int | None, request: gr.Request) -> gr.Dropdown:
+        """The campaign's variants by their names in words, to pick one to render again."""
+        if campaign_id is None:
+            return gr.Dropdown(choices=[], value=None)
+        _, rows = variants.lineage(self.ctx, self.business(request), _id(campaign_id, "campaign"))
+        choices = [(r.text, r.variant_id) for r in rows if r.variant_id is not None]
+        return gr.Dropdown(choices=choices, value=None)
 
     @friendly
     def open_campaign(self, campaign_id: int | None, request: gr.Request) -> tuple:
@@ -923,6 +1046,17 @@ class Studio:
         job = renders.enqueue(self.ctx, business, _id(variant_id, "variant"), "preview", again=True)
         p = jobs.progress(self.ctx, business, job)
         return f"Re-render queued ({p.position} ahead of it)."
+
+
+GENERATED = "Generated from the words above"  # where a brief is set, unless a picture is chosen
+
+
+def _backdrop(picture: str | int | None, focus: str | None) -> pictures.Backdrop | None:
+    """A picture choice (its asset id as the control's value, "" for generated) and a focus
+    point's name, as the services take them."""
+    if picture in (None, ""):
+        return None
+    return pictures.Backdrop(_id(picture, "picture"), pictures.focus_of(focus))
 
 
 def proposals_air(rows: list[list] | None) -> list[list]:
@@ -1078,11 +1212,21 @@ def _run_summary(report: bulk.RunReport) -> str:
 
 def _order_text(order: orders.OrderView, variants_text: str) -> str:
     lines = [f"**Order #{order.id}** · {order.status} · {order.quote_text} · {variants_text}"]
+    lines.append(
+        f"Shapes: {', '.join(order.shapes)} · for: "
+        + ", ".join(orders.LABELS[d] for d in order.destinations)
+    )
     if order.status == "quoted":
-        lines.append("Approve to purchase: the broadcast files are rendered right away.")
+        lines.append("Approve to purchase: the files are rendered right away.")
     if order.status == "failed":
         lines.append(
-            "A final did not pass broadcast QC or could not be rendered (see below): "
+            "A master did not pass a destination's QC or could not be rendered (see below): "
             "Render again, or cancel the order."
         )
     return "\n\n".join(lines)
+
+
+def _verdicts(verdicts) -> str:
+    """A master's verdict per destination, in words."""
+    said = {True: "passes", False: "FAILS", None: "not checked yet"}
+    return ", ".join(f"{said[ok]} {orders.LABELS[name]}" for name, ok in verdicts)

@@ -10,10 +10,21 @@ import gradio as gr
 
 from app.services import AppContext
 from app.services.copy_edits import EDITABLE
+from app.services.orders import LABELS
+from app.services.pictures import FOCUS_POINTS
 from app.services.spots import MUSIC_CHOICES, UPLOADED
 from app.services.text_rules import FIELDS, limit
 from app.ui.review_panel import ReviewPanel
-from app.ui.studio import WORDS, Studio, following, halted, proposals_air, stopped, working
+from app.ui.studio import (
+    GENERATED,
+    WORDS,
+    Studio,
+    following,
+    halted,
+    proposals_air,
+    stopped,
+    working,
+)
 from app.ui.variant_clips import GRID, VariantClips
 
 DEFAULT_SETTING = "street with buildings during the day"  # a scene the offline model knows
@@ -156,6 +167,23 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                     setting = gr.Textbox(
                         label="Where it is set", value=DEFAULT_SETTING, max_length=limit("setting")
                     )
+                setting_note = gr.Markdown(elem_id="setting-note")  # the words the model lacks
+                gr.Examples(
+                    [[text] for text in s.setting_suggestions()], inputs=setting,
+                    label="Places and looks the model knows (click one)", examples_per_page=12,
+                )  # fmt: skip
+                with gr.Row():
+                    # Choices are the business's own pictures (set at load and as it adds
+                    # one); what is sent is checked against them by the service.
+                    where = gr.Dropdown(
+                        label="Where it is set: generated, or one of your pictures (Library)",
+                        choices=[(GENERATED, "")], value="", allow_custom_value=True,
+                        elem_id="where",
+                    )  # fmt: skip
+                    where_focus = gr.Radio(
+                        list(FOCUS_POINTS), value="centre", label="Keep in the frame",
+                        elem_id="where-focus",
+                    )  # fmt: skip
                 voiceover = gr.Textbox(
                     value="",
                     label="Voice-over (optional): what a voice says over the scenes",
@@ -184,6 +212,15 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                     reorder = gr.Button("Apply order", interactive=False)
                     redraw_scene = gr.Number(label="Scene", value=None, precision=0)
                     redraw = gr.Button("New background for this scene", interactive=False)
+                with gr.Row(equal_height=True):
+                    scene_picture = gr.Dropdown(
+                        label="Or set this scene in one of your pictures (Library)",
+                        choices=[(GENERATED, "")], value="", allow_custom_value=True,
+                    )  # fmt: skip
+                    scene_focus = gr.Radio(
+                        list(FOCUS_POINTS), value="centre", label="Keep in the frame"
+                    )
+                    set_scene = gr.Button("Set this scene in it", interactive=False)
                 with gr.Row():
                     show = gr.Button("Show backgrounds", interactive=False)
                     more = gr.Button("Other backgrounds", interactive=False)
@@ -196,10 +233,10 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                     elem_id="candidates",
                 )
                 round_ = gr.Number(value=0, visible=False, precision=0)
+                seed = gr.Number(value=None, visible=False, precision=0)  # the one clicked
                 with gr.Row():
-                    seed = gr.Number(label="Chosen background", value=None, precision=0)
+                    chosen = gr.Markdown(elem_id="chosen")
                     use = gr.Button("Use this background", variant="primary", interactive=False)
-                chosen = gr.Markdown()
 
             with gr.Tab("3 · Preview", id="preview"):
                 with gr.Row():
@@ -304,6 +341,16 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
 
             with gr.Tab("6 · Buy & download", id="order"):
                 chosen_variants = gr.CheckboxGroup(label="Variants to buy", elem_id="buy")
+                with gr.Row():
+                    buy_shapes = gr.CheckboxGroup(
+                        label="Shapes", value=["16:9"], elem_id="buy-shapes",
+                        choices=[("16:9 (TV)", "16:9"), ("9:16 (vertical)", "9:16"),
+                                 ("1:1 (square)", "1:1")],
+                    )  # fmt: skip
+                    buy_destinations = gr.CheckboxGroup(
+                        label="Destinations", value=["broadcast"], elem_id="buy-destinations",
+                        choices=[(label, d) for d, label in LABELS.items()],
+                    )  # fmt: skip
                 ask = gr.Button("Get a quote", interactive=False)
                 order = gr.Number(label="Order", value=None, precision=0, interactive=False)
                 order_text = gr.Markdown(elem_id="order-status")
@@ -316,14 +363,16 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                     retry = gr.Button("Render again", interactive=False)
                     withdraw = gr.Button("Cancel order", interactive=False)
                 downloads = gr.Markdown(elem_id="downloads")
-                delivered = gr.File(label="Broadcast files and QC reports", file_count="multiple")
+                delivered = gr.File(
+                    label="The package, each master and its QC report", file_count="multiple"
+                )
                 order_follow = gr.JSON(visible=False, label="Follow")  # the order followed
                 order_timer = gr.Timer(TICK_S, active=False)
 
             with gr.Tab("Library", id="library"):
                 refresh = gr.Button("Refresh")
                 table = gr.Dataframe(
-                    headers=["#", "Campaign", "Objective", "Status", "Created"],
+                    headers=["Campaign", "Objective", "Status", "Created"],
                     interactive=False,
                     elem_id="campaigns",
                 )
@@ -332,15 +381,37 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                 with gr.Row():
                     open_it = gr.Button("Open this campaign", variant="primary")
                     duplicate = gr.Button("Duplicate campaign")
-                    again = gr.Number(label="Variant to re-render", value=None, precision=0)
-                    rerender = gr.Button("Re-render preview")
+                    again = gr.Dropdown(label="Variant to render again", choices=[])
+                    rerender = gr.Button("Render its preview again", interactive=False)
                 library_note = gr.Markdown()
+                gr.Markdown("### Your pictures")
+                with gr.Row():
+                    picture_file = gr.File(
+                        label="A photo (JPEG, PNG, WebP) or a short clip (MP4, MOV)",
+                        file_types=["image", ".mp4", ".mov", ".webm"], elem_id="picture-file",
+                    )  # fmt: skip
+                    add_picture = gr.Button("Add to your pictures")
+                your_pictures = gr.Gallery(
+                    object_fit="contain", label="Your pictures", columns=4, height="auto",
+                    allow_preview=False, elem_id="pictures",
+                )  # fmt: skip
+                with gr.Row():
+                    place = gr.Dropdown(
+                        label="Place", choices=catalog.geographies, allow_custom_value=True
+                    )
+                    place_picture = gr.Dropdown(
+                        label="Set in", choices=[(GENERATED, "")], value="",
+                        allow_custom_value=True,
+                    )  # fmt: skip
+                    place_focus = gr.Radio(list(FOCUS_POINTS), value="centre", label="Keep")
+                    set_place = gr.Button("Set this place in it")
+                pictures_note = gr.Markdown(elem_id="pictures-note")
 
         # Wiring: each event a named endpoint. ------------------------------------------------
         spot.change(s.spot_label, inputs=spot, outputs=working_on, api_name=False)
         page.load(None, js=COUNTERS, api_name=False)
         # The storyboard's, preview's and variants' actions need a spot: enabled once there is one.
-        needs_spot = [reorder, redraw, show, more, use, render, make]
+        needs_spot = [reorder, redraw, set_scene, show, more, use, render, make]
         spot.change(
             lambda spot_id: [gr.Button(interactive=bool(spot_id))] * len(needs_spot),
             inputs=spot, outputs=needs_spot, **TICK,
@@ -388,6 +459,8 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                 voiceover,
                 music,
                 music_file,
+                where,
+                where_focus,
             ],
             outputs=[spot, board, scenes],
             api_name="create_spot",
@@ -398,6 +471,15 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             inputs=[voiceover, duration],
             outputs=voiceover_note,
             api_name=False,
+            show_progress="hidden",
+            trigger_mode="always_last",
+            **READ,
+        )
+        setting.change(
+            s.setting_note,
+            inputs=setting,
+            outputs=setting_note,
+            api_name="setting_words",
             show_progress="hidden",
             trigger_mode="always_last",
             **READ,
@@ -417,6 +499,12 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             outputs=[board, scenes],
             api_name="regenerate_scene",
         )
+        set_scene.click(
+            s.set_scene_picture,
+            inputs=[spot, redraw_scene, scene_picture, scene_focus],
+            outputs=[board, scenes],
+            api_name="set_scene_picture",
+        )
         show.click(
             s.background_candidates,
             inputs=[spot, round_],
@@ -429,7 +517,7 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             outputs=[candidates, round_],
             api_name=False,
         )
-        candidates.select(s.pick_candidate, inputs=round_, outputs=seed, api_name=False)
+        candidates.select(s.pick_candidate, inputs=round_, outputs=[seed, chosen], api_name=False)
         use.click(
             s.choose_background,
             inputs=[spot, seed],
@@ -608,7 +696,10 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             lambda chosen: gr.Button(interactive=bool(chosen)),
             inputs=chosen_variants, outputs=ask, **TICK,
         )  # fmt: skip
-        ask.click(s.quote, inputs=chosen_variants, outputs=[order, order_text], api_name=False)
+        ask.click(
+            s.quote, inputs=[chosen_variants, buy_shapes, buy_destinations],
+            outputs=[order, order_text], api_name=False,
+        )  # fmt: skip
         order_text.change(
             s.order_actions, inputs=order, outputs=[approve, retry, withdraw, check],
             trigger_mode="always_last", **TICK,
@@ -666,13 +757,35 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             api_name=False,
         )
         which.change(s.lineage, inputs=which, outputs=tree, api_name=False)
+        which.change(s.campaign_variants, inputs=which, outputs=again, api_name=False)
         duplicate.click(
             s.duplicate_campaign, inputs=which, outputs=library_note, api_name=False
         ).then(s.campaigns, outputs=[table, which], api_name=False)
-        rerender.click(s.rerender, inputs=again, outputs=library_note, api_name="rerender")
+        again.change(
+            lambda variant: gr.Button(interactive=variant is not None),
+            inputs=again, outputs=rerender, **TICK,
+        )  # fmt: skip
+        rerender.click(s.rerender, inputs=again, outputs=library_note, api_name=False)
+        page.load(
+            s.your_pictures,
+            outputs=[your_pictures, where, place_picture, scene_picture],
+            api_name="pictures",
+        )
+        add_picture.click(
+            s.add_picture,
+            inputs=picture_file,
+            outputs=[your_pictures, where, place_picture, scene_picture, pictures_note],
+            api_name="add_picture",
+        )
+        set_place.click(
+            s.set_place_picture,
+            inputs=[place, place_picture, place_focus],
+            outputs=pictures_note,
+            api_name="set_place_picture",
+        )
         # Inputs whose choices depend on the business are typed endpoints of their own (a
         # component would refuse a value it was not sent with).
-        for handler in (s.quote, s.lineage, s.duplicate_campaign, s.open_campaign):
+        for handler in (s.quote, s.lineage, s.duplicate_campaign, s.open_campaign, s.rerender):
             gr.api(handler, api_name=handler.__name__)
     page.queue(default_concurrency_limit=WORKERS, max_size=QUEUE_MAX)
     return page

@@ -16,11 +16,13 @@ import numpy as np
 import torch
 from PIL import Image
 
+from engine.training import landmarks
 from engine.training.scenes import ARCHETYPES, TIMES, WEATHER, SceneParams, draw
 
 LABELS = tuple(ARCHETYPES)
-# What a classifier can be fitted to name: the landscape (archetype) or the light (time of day).
-TARGETS = {"archetype": LABELS, "time": tuple(TIMES)}
+# What a classifier can be fitted to name: the landscape (archetype), the light (time of day),
+# or the place (geography, on the landmark scenes).
+TARGETS = {"archetype": LABELS, "time": tuple(TIMES), "geography": tuple(landmarks.SIGNATURES)}
 BANDS = 8
 
 
@@ -61,9 +63,12 @@ class SceneClassifier:
     ) -> SceneClassifier:
         """Softmax regression on procedural scenes of every archetype x time x weather, drawn
         from seeds far from the training data's (seed_base and up), naming `target` (a key of
-        TARGETS)."""
+        TARGETS). The geography target is fitted on the landmark scenes instead."""
         labels = TARGETS[target]
-        params, x = _training_set(per_combination, seed_base)
+        if target == "geography":
+            params, x = _landmark_set(per_combination, seed_base)
+        else:
+            params, x = _training_set(per_combination, seed_base)
         y = torch.tensor([labels.index(getattr(p, target)) for p in params])
         mean, std = x.mean(axis=0), x.std(axis=0) + 1e-6
         inputs = torch.from_numpy((x - mean) / std)
@@ -108,3 +113,9 @@ def _balanced(per_combination: int, seed_base: int) -> list[SceneParams]:
         for i in range(per_combination)
         for k, combo in enumerate(combos)
     ]
+
+
+@functools.cache
+def _landmark_set(per_combination: int, seed_base: int) -> tuple[list, np.ndarray]:
+    params = landmarks.held_out(per_combination, seed_base)
+    return params, np.stack([features(landmarks.draw(p)) for p in params])

@@ -17,20 +17,33 @@ class Assets:
         self._scope = scope
         self._store = store
 
-    def add(self, source: bytes | BinaryIO | Path, original_name: str = "") -> Asset:
-        """Store a file for this business; adding the same bytes again returns the same asset."""
-        blob = self._store.put(source)
+    def add(
+        self,
+        source: bytes | BinaryIO | Path,
+        original_name: str = "",
+        *,
+        library: bool = False,
+        made: bool = False,
+    ) -> Asset:
+        """Store a file for this business; adding the same bytes again returns the same asset.
+        With `library`, it is one of the business's own pictures, named as it was uploaded
+        there (adding it there again, under another name, keeps the first). With `made`, a
+        file the app made itself (`AssetStore.put`)."""
+        blob = self._store.put(source, made=made)
         existing = self._scope.session.scalars(
             self._scope.select(Asset).where(Asset.sha256 == blob.sha256)
         ).one_or_none()
-        if existing is not None:
-            return existing
-        info = blob.info
-        try:
-            with self._scope.session.begin_nested():
-                return self._add_row(blob, info, original_name)
-        except IntegrityError:  # the same bytes, uploaded at the same moment by this business
-            return self.by_sha256(blob.sha256)
+        if existing is None:
+            try:
+                with self._scope.session.begin_nested():
+                    existing = self._add_row(blob, blob.info, original_name)
+            except IntegrityError:  # the same bytes, uploaded at the same moment by this business
+                existing = self.by_sha256(blob.sha256)
+        if library and not existing.in_library:
+            existing.in_library = True
+            existing.original_name = Path(original_name).name[:255] or existing.original_name
+            self._scope.session.flush()
+        return existing
 
     def _add_row(self, blob, info, original_name: str) -> Asset:
         return self._scope.add(
@@ -57,6 +70,12 @@ class Assets:
     def path(self, asset_id: int) -> Path:
         """The file on disk, for an asset this business owns."""
         return self._store.path(self.get(asset_id).path)
+
+    def library(self) -> list[Asset]:
+        """The business's own pictures, in the order they were uploaded."""
+        return self._scope.all(
+            self._scope.select(Asset).where(Asset.in_library.is_(True)).order_by(Asset.id)
+        )
 
     def list(self, media_prefix: str = "") -> list[Asset]:
         query = self._scope.select(Asset).order_by(Asset.id)

@@ -8,7 +8,14 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from storage.errors import InvalidTransition, InvalidValue
-from storage.models import ORDER_TRANSITIONS, Order, OrderStatus, Variant, order_variants
+from storage.models import (
+    ORDER_TRANSITIONS,
+    Asset,
+    Order,
+    OrderStatus,
+    Variant,
+    order_variants,
+)
 from storage.scope import Scope
 
 
@@ -28,11 +35,36 @@ class Orders:
     def __init__(self, scope: Scope):
         self._scope = scope
 
-    def create(self, variant_ids: Sequence[int]) -> Order:
+    def create(
+        self,
+        variant_ids: Sequence[int],
+        *,
+        shapes: Sequence[str] = ("16:9",),
+        destinations: Sequence[str] = ("broadcast",),
+    ) -> Order:
+        """An order of these variants, each in every shape, for every destination (names the
+        app has checked)."""
         if not variant_ids:
             raise InvalidValue("an order needs at least one variant")
+        if not shapes or not destinations:
+            raise InvalidValue("an order needs at least one shape and one destination")
         variants = [self._scope.get(Variant, v) for v in dict.fromkeys(variant_ids)]
-        return self._scope.add(Order(variants=variants))
+        return self._scope.add(
+            Order(
+                variants=variants,
+                shapes=list(dict.fromkeys(shapes)),
+                destinations=list(dict.fromkeys(destinations)),
+            )
+        )
+
+    def set_package(self, order_id: int, asset_id: int) -> Order:
+        """The delivery zip, stored once (a second one for the same order is refused)."""
+        order = self.get(order_id)
+        asset = self._scope.get(Asset, asset_id)  # another business's asset is not found
+        if order.package_asset_id not in (None, asset.id):
+            raise InvalidValue("this order's package is stored already")
+        order.package_asset_id = asset.id
+        return order
 
     def get(self, order_id: int) -> Order:
         return self._scope.get(Order, order_id)

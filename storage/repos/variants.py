@@ -275,6 +275,7 @@ class Variants:
         qc_report: dict[str, Any] | None = None,
         timings: dict[str, float] | None = None,
         worker: str | None = None,
+        shape: str = "16:9",
     ) -> Render:
         variant = self.get(variant_id)
         asset = self._scope.get(Asset, asset_id)
@@ -282,6 +283,7 @@ class Variants:
             Render(
                 variant_id=variant.id,
                 tier=RenderTier(tier),
+                shape=shape,
                 asset_id=asset.id,
                 qc_report=qc_report,
                 timings=dict(timings or {}),
@@ -310,6 +312,15 @@ class Variants:
 
     def render(self, render_id: int) -> Render:
         return self._scope.get(Render, render_id)
+
+    def add_destination_report(self, render_id: int, destination: str, report: dict) -> Render:
+        """The render checked against one more destination's spec: kept in its QC report
+        under "destinations", beside the check it had when it was made."""
+        render = self.render(render_id)
+        qc = dict(render.qc_report or {})
+        qc["destinations"] = {**qc.get("destinations", {}), destination: report}
+        render.qc_report = qc  # a new dict: the JSON column sees the change
+        return render
 
     def renders(self, variant_id: int) -> list[Render]:
         self.get(variant_id)

@@ -65,7 +65,7 @@ def until(api: Client, api_name: str, finished: Callable[[str], bool], follow: d
 
 
 def settled(text: str) -> bool:
-    return not text.startswith("Rendering broadcast finals")
+    return not text.startswith("Rendering the finals")
 
 
 def create_spot(api: Client, photo: Path, campaign: str) -> int:
@@ -99,6 +99,11 @@ def test_the_whole_flow_through_the_api(app_server, photo, tmp_path):
     with app_server() as url:
         api = client(url, sign_up(url, "Harbor Coffee", "owner@harbor.test"))
         assert "Harbor Coffee" in api.predict(api_name="/whoami")
+        # The words of a setting the model leaves out, said before the spot is made.
+        note = api.predict("Mission Peak in Fremont at sunset", api_name="/setting_words")
+        assert note == ("mini-sd does not know 'mission', 'peak', 'in', 'fremont', 'sunset'; "
+                        "they are left out of the picture.")  # fmt: skip
+        assert api.predict("street with buildings at night", api_name="/setting_words") == ""
         spot = create_spot(api, photo, "Espresso week")
         candidates, _ = api.predict(spot, 0, api_name="/background_candidates")
         assert len(candidates) == 3
@@ -152,14 +157,14 @@ def test_the_whole_flow_through_the_api(app_server, photo, tmp_path):
         order, text = api.predict([variant], api_name="/quote")
         assert "quoted" in text and "USD 49.00" in text
         text, files, _links, follow = api.predict(order, api_name="/approve")
-        assert "Rendering broadcast finals: 0 of 1 done" in text and files is None
+        assert "Rendering the finals: 0 of 1 done" in text and files is None
         text, files, links, _ = until(api, "/order_progress", settled, follow)
         assert "delivered" in text, text
         assert api.predict(order, api_name="/order_status")[0] == text
         final = next(Path(f) for f in files if f.endswith(".mp4"))
         report = qc.check(final, qc.BROADCAST)
         assert report.passed, report.failures
-        qc_file = next(Path(f) for f in files if f.endswith("-qc.json"))
+        qc_file = next(Path(f) for f in files if f.endswith(".qc.json"))
         assert json.loads(qc_file.read_text())["passed"] is True
         assert "/download/render/" in links
 

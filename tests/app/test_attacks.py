@@ -106,13 +106,21 @@ def attack(tmp_path_factory):
         text, delivered, links, _ = until(a, "/order_progress", settled, follows["order"])
         assert "delivered" in text
         seen += [delivered]
-        render = int(links.split("/download/render/")[1].split(")")[0])
+        render = int(links.split("/download/render/")[1].split("/")[0])
+        # The package and each master, by the order's id and the file's name.
+        delivered = [part.split(")")[0] for part in links.split("(/download/order/")[1:]]
+        assert any(p.endswith(".zip") for p in delivered) and len(delivered) == 2
+        # A's own picture, in its library: B may not set anything in it.
+        shown, where, *_ = a.predict(handle_file(str(picture)), api_name="/add_picture")
+        seen += [shown]
+        own_picture = int(where["choices"][-1][1])
         ids = {"spot": spot, "campaign": 1, "base": 1, "variant": variant, "job": job,
-               "run": run, "order": order, "render": render}  # fmt: skip
+               "run": run, "order": order, "render": render,
+               "picture": own_picture}  # fmt: skip
         yield {
             "url": url, "a": a, "a_token": a_token, "b_token": b_token, "ids": ids,
             "urls": sorted(set(urls_in(seen))), "data_dir": folder / "var", "follows": follows,
-            "picture": picture,
+            "picture": picture, "delivered": delivered,
         }  # fmt: skip
 
 
@@ -150,6 +158,8 @@ def test_b_reaches_none_of_a_by_any_endpoint(attack):
         "/fix_variants": (spot, "b-retries-safely"),
         "/fix_progress": ([variant],),
         "/play_variants": ([variant],),
+        "/set_place_picture": ("Manhattan", ids["picture"], "centre"),
+        "/set_scene_picture": (spot, 1, ids["picture"], "centre"),
         # A's preview job, followed as a clip.
         "/clips_progress": (
             {"jobs": [[variant, ids["job"]]], "typical": 1, "began": 0, "live": True},
@@ -159,12 +169,19 @@ def test_b_reaches_none_of_a_by_any_endpoint(attack):
     for kind in ("preview", "variants", "order"):
         attacks[f"/{kind}_progress"] = (attack["follows"][kind],)
     own = {"/whoami", "/templates", "/library_choices", "/campaigns", "/create_spot",
-           "/brand_kit"}  # fmt: skip
+           "/brand_kit", "/pictures", "/add_picture", "/setting_words"}  # fmt: skip
     named = set(b.view_api(return_format="dict", print_info=False)["named_endpoints"])
     assert named == set(attacks) | own, "a new endpoint needs its attack here"
     for endpoint, args in attacks.items():
         message = refused(b, *args, api_name=endpoint)
         assert "not found" in message, (endpoint, message)
+
+    # A brief set in A's picture is refused as for a picture nobody has; B lists none of A's.
+    brief = {"campaign_name": "Mine", "template_id": "product-hero", **COPY,
+             "product_photos": [handle_file(str(attack["picture"]))]}  # fmt: skip
+    message = refused(b, **brief, background=str(ids["picture"]), api_name="/create_spot")
+    assert "not found" in message, message
+    assert b.predict(api_name="/pictures")[0] == []
 
     rows, _ = b.predict(api_name="/campaigns")
     assert rows["data"] == [] if isinstance(rows, dict) else rows == []
@@ -223,6 +240,14 @@ def test_b_fetches_none_of_a_s_files_by_any_route(attack):
     for path in (f"/download/render/{render}", f"/download/render/{render}/qc.json"):
         assert status(url, path, b_token) == 404
         assert status(url, path, None) == 401
+    order = attack["ids"]["order"]
+    for part in attack["delivered"]:  # A's package and master, by A's order id and names
+        path = f"/download/order/{part}"
+        assert status(url, path, a_token) == 200, path
+        assert status(url, path, b_token) == 404 and status(url, path, None) == 401
+        assert status(url, f"/download/order/{order + 1}/{part.split('/', 1)[1]}", a_token) == 404
+    for name in ("..%2f..%2fspotforge.db", "spotforge.db", "ca.pem", "signer.key"):
+        assert status(url, f"/download/order/{order}/{name}", a_token) == 404
     code, _, body = request(url, "/download/render/..%2f..%2fspotforge.db")
     assert code in (400, 404) and b"SQLite" not in body
     assert status(url, "/download/render/99999999999999999999999", a_token) == 404
@@ -302,13 +327,16 @@ def test_refused_uploads_leave_nothing(attack):
     brief += [COPY[k] for k in ("product_name", "headline", "body", "offer", "cta_text")]
     brief += [COPY["cta_url"], "", COPY["tagline"], "street with buildings during the day"]
     error = raw_predict(
-        url, attack["b_token"], "create_spot", [*brief, None, None, None, "", "", None]
+        url,
+        attack["b_token"],
+        "create_spot",
+        [*brief, None, None, None, "", "", None, "", "centre"],
     )
     assert "not uploaded here" in error, error
     # An address instead of a file would have Gradio fetch it for B: refused before that.
     brief[3] = [{**photo, "path": "https://example.com/photo.png"}]
     join = {
-        "data": [*brief, None, None, None, "", "", None],
+        "data": [*brief, None, None, None, "", "", None, "", "centre"],
         "fn_index": 0,
         "session_hash": "attacker",
     }

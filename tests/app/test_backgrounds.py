@@ -9,9 +9,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from app.services import library
+from app.services import library, pictures
 from app.services.backgrounds import background, background_request, generation_key
+from app.services.errors import UserError
+from app.services.pictures import Backdrop
 from app.services.results_cache import Reuse
+from app.services.scene_look import scene
 from app.services.spots import generation_params
 from engine import Engine, TextToImage, with_defaults
 from engine.loading import preset_for
@@ -39,7 +42,9 @@ def test_a_matrix_generates_each_background_once(ctx, business_ids, engine):
     for _creative in range(2):
         for geography in geographies:
             for audience in audiences:
-                request = background_request(geography, audience, preset="mini-sd", seed=4)
+                request = background_request(
+                    geography, audience, business_id=business, preset="mini-sd", seed=4
+                )
                 made.append(background(ctx, engine, business, request, tally=tally))
     assert tally.asked == 12
     assert len({b.asset_id for b in made}) == 4  # 2 geographies x 2 lights
@@ -54,7 +59,9 @@ def test_a_stored_background_is_what_the_request_regenerates(ctx, business_ids, 
     business = business_ids[1]
     [geography] = pick(library.geographies(ctx, business), "Chicago")
     [audience] = pick(library.audiences(ctx, business), "Night owls")
-    request = background_request(geography, audience, preset="mini-sd", seed=7)
+    request = background_request(
+        geography, audience, business_id=business, preset="mini-sd", seed=7
+    )
     stored = background(ctx, engine, business, request)
     assert not stored.reused and any("'michigan'" in w for w in stored.warnings)
     assert background(ctx, engine, business, request).warnings == stored.warnings  # kept too
@@ -71,13 +78,59 @@ def test_the_key_changes_with_anything_that_changes_the_pixels(ctx, business_ids
 
     def key(seed=1, recipe="balanced", revision="bundled:a"):
         request = background_request(
-            geography, audience, preset="mini-sd", seed=seed, recipe=recipe
-        )
+            geography, audience, business_id=business_ids[0], preset="mini-sd", seed=seed,
+            recipe=recipe,
+        )  # fmt: skip
         return generation_key(request, revision)
 
     assert key() == key()
     # Retrained weights, another seed, another recipe: each a different result.
     assert len({key(), key(revision="bundled:b"), key(seed=2), key(recipe="fast")}) == 4
+
+
+def test_two_businesses_in_one_place_get_two_pictures(ctx, business_ids, engine):
+    """The same geography, light and run seed: each business its own composition, and each
+    business's the same every time it is asked."""
+    pictures = {}
+    for business in business_ids:
+        [geography] = pick(library.geographies(ctx, business), "Manhattan")
+        [audience] = pick(library.audiences(ctx, business), "Families")
+        request = background_request(
+            geography, audience, business_id=business, preset="mini-sd", seed=3
+        )
+        again = background_request(
+            geography, audience, business_id=business, preset="mini-sd", seed=3
+        )
+        assert again == request
+        made = background(ctx, engine, business, request)
+        with ctx.tenant(business) as tenant:
+            pictures[business] = np.asarray(Image.open(tenant.assets.path(made.asset_id)))
+    a, b = (pictures[x].astype(int) for x in business_ids)
+    assert np.abs(a - b).mean() > 3  # not the same picture
+
+
+def test_a_look_at_a_scene_is_the_same_each_time_and_each_business_its_own(
+    ctx, business_ids, engine, tmp_path
+):
+    """`spotforge scene`'s service: the background fitted to the final's frame, the same
+    pixels each time it is asked; a business's own differs from the built-in look."""
+    asked = [scene(ctx, engine, "manhattan", preset="mini-sd", light="night") for _ in "ab"]
+    assert asked[0].size == (1920, 1080)
+    assert asked[0].tobytes() == asked[1].tobytes()
+    own = scene(ctx, engine, "Manhattan", preset="mini-sd", light="night",
+                business_id=business_ids[0])  # fmt: skip
+    assert np.abs(np.asarray(own, int) - np.asarray(asked[0], int)).mean() > 3
+    with pytest.raises(UserError, match="light must be one of day, golden, night"):
+        scene(ctx, engine, "Manhattan", preset="mini-sd", light="dusk")
+
+    # A place the business set in its own picture is looked at in that picture, graded.
+    photo = tmp_path / "our-street.png"
+    Image.new("RGB", (1600, 900), (200, 180, 60)).save(photo)
+    picture = pictures.upload(ctx, business_ids[0], photo)
+    library.set_geography_background(ctx, business_ids[0], "Manhattan", Backdrop(picture.asset_id))
+    day = scene(ctx, engine, "Manhattan", preset="mini-sd", business_id=business_ids[0])
+    assert day.size == (1920, 1080)
+    assert np.abs(np.asarray(day, int) - (200, 180, 60)).max() <= 2
 
 
 @pytest.mark.parametrize("preset_id", ["mini-sd", "tiny-sd"])

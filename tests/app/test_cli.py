@@ -87,3 +87,16 @@ def test_a_spot_from_a_brief_file_then_its_variants(tmp_path):
     other = spotforge(tmp_path, "spot", "create", "-b", "9", "--campaign", "X",
                       "--brief", str(brief), "--photo", str(photo))  # fmt: skip
     assert other.returncode == 1 and "business 9 not found" in other.stderr
+
+
+def test_a_scene_is_the_background_a_final_shows(tmp_path):
+    """`spotforge scene`: the place's background at the final's size; a misspelt place is
+    answered with names (tests/app/test_backgrounds.py checks its pixels)."""
+    out = tmp_path / "a.png"
+    look = spotforge(tmp_path, "scene", "-g", "Manhattan", "--light", "night", "-o", str(out))
+    assert look.returncode == 0, look.stderr
+    image = Image.open(out)
+    assert (image.format, image.size) == ("PNG", (1920, 1080))
+    typo = spotforge(tmp_path, "scene", "-g", "Manhatan", "-o", str(tmp_path / "c.png"))
+    assert typo.returncode == 1 and not (tmp_path / "c.png").exists()
+    assert "error: no geography named 'Manhatan'; try one of: Manhattan" in typo.stderr

@@ -48,7 +48,9 @@ def test_the_plan_counts_variants_and_backgrounds_and_prices_what_is_missing(
     assert plan.estimated_s == pytest.approx(3 * plan.seconds_per_background)
 
     miami = plan.geographies[0]
-    request = background_request(miami, plan.audiences[0], preset="mini-sd", seed=5)
+    request = background_request(
+        miami, plan.audiences[0], business_id=business, preset="mini-sd", seed=5
+    )
     background(ctx, engine, business, request)
     again = plan_matrix(
         ctx, engine, business, creatives, geographies, audiences, preset="mini-sd", seed=5

@@ -26,6 +26,9 @@ def engine(tmp_path_factory):
         yield e
 
 
+SHAPES3 = ("16:9", "9:16", "1:1")
+
+
 def test_price_by_length_and_variants():
     assert orders.price_cents({1: (15, 1)}) == 4900
     assert orders.price_cents({1: (15, 3), 2: (30, 1)}) == 4900 + 2 * 900 + 7900
@@ -114,6 +117,22 @@ def test_renders_beyond_the_bound_are_answered_busy_at_once(ctx, business_ids, e
         renders.enqueue(ctx, *bases[2], "preview")  # whoever asks
     assert busy.value.retry_after_s >= 1
     assert JobQueue(ctx.db).queued(renders.KIND) == 2
+
+
+def test_an_order_is_queued_whole_or_refused_whole(ctx, business_ids):
+    """An order of more masters than the renders the app keeps waiting: queued all at once
+    while the queue has room; refused while it is busy, left quoted with nothing queued."""
+    ctx.settings.max_waiting_renders = 2
+    business = business_ids[0]
+    queue = JobQueue(ctx.db)
+    big = orders.quote(ctx, business, _ready_variants(ctx, business, 2), shapes=SHAPES3)
+    approved = orders.approve(ctx, business, big.id)  # 6 masters, 0 waiting: all queued
+    assert approved.status == "rendering" and queue.queued(renders.KIND) == 6
+    late = orders.quote(ctx, business, _ready_variants(ctx, business, 1), shapes=SHAPES3)
+    with pytest.raises(Busy, match="busy: 6 renders are waiting"):
+        orders.approve(ctx, business, late.id)
+    assert orders.status(ctx, business, late.id).status == "quoted"
+    assert queue.queued(renders.KIND) == 6  # none of the late order's
 
 
 def _ready_variants(ctx, business: int, count: int) -> list[int]:

@@ -332,9 +332,12 @@ def test_spotforge_review_refine_reports_what_is_left(made):
     done = CliRunner().invoke(cli, args, env=env)
     printed = json.loads(done.stdout)
     assert list(printed) == ["variants", "retries", "out_of_tries", "out_of_time", "seconds"]
-    # The real judge passes Denver's last retry, so nothing is made again.
-    assert printed["retries"] == [] and printed["out_of_tries"] == []
+    # Under the real judge whatever still fails is made again until it passes (which of
+    # Denver's backgrounds it takes for snowy peaks depends on the seeds): nothing is left.
+    retries = printed["retries"]
+    assert printed["out_of_tries"] == [] and all(r["passed"] for r in retries)
+    assert {r["geography"] for r in retries} <= {"Denver"}  # the approved Miami is left alone
     assert done.exit_code == 0 and all(v["passed"] for v in printed["variants"])
-    assert "0 made again" in done.stderr
+    assert f"{len(retries)} made again" in done.stderr
     refused = CliRunner().invoke(cli, [*args[:-1], "--tries", "0"], env=env)
     assert refused.exit_code == 1 and "--tries must be at least 1" in refused.stderr

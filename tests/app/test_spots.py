@@ -127,12 +127,12 @@ def test_reorder_and_redraw_make_new_bases(ctx, business_ids, photo, engine):
     spot = spots.create_spot(ctx, business, form(photo)).id
     first = spots.choose_background(ctx, engine, business, spot, 1)
     cards = spots.storyboard(ctx, engine, business, spot)
-    assert [c.kind for c in cards] == ["establishing", "hero", "offer", "end_card"]
+    assert [c.title for c in cards] == ["Establishing", "Hero", "Offer", "End card"]
     assert cards[2].copy == {"offer": BRIEF["offer"]}
 
     reordered = spots.reorder_scenes(ctx, engine, business, spot, [0, 2, 1, 3])
     cards = spots.storyboard(ctx, engine, business, spot)
-    assert [c.kind for c in cards] == ["establishing", "offer", "hero", "end_card"]
+    assert [c.title for c in cards] == ["Establishing", "Offer", "Hero", "End card"]
     with pytest.raises(UserError, match="names each of the 4 scenes once"):
         spots.reorder_scenes(ctx, engine, business, spot, [0, 0, 1, 3])
     with pytest.raises(UserError, match="brand card"):

@@ -5,10 +5,12 @@ saved (in $SPOTFORGE_SCREENSHOTS if set, else in the test's folder)."""
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
 from playwright.sync_api import Page, expect, sync_playwright
@@ -120,9 +122,13 @@ def test_brief_to_download(browser, app_server, photo, tmp_path, viewport):
         page.get_by_role("button", name="Show backgrounds").click()
         expect(page.locator("#candidates .thumbnail-item")).to_have_count(3, timeout=MINUTE)
         page.locator("#candidates .thumbnail-item").nth(2).click()
-        expect(page.get_by_label("Chosen background")).to_have_value("2")
+        expect(page.locator("#candidates")).to_contain_text("Option 3")
+        expect(page.locator("#candidates")).not_to_contain_text("background 2")  # no seeds
+        expect(page.locator("#chosen")).to_contain_text("Option 3 picked")
         page.get_by_role("button", name="Use this background").click()
-        expect(page.get_by_text("Background 2 chosen.")).to_be_visible(timeout=MINUTE)
+        expect(page.get_by_text("Your spot now uses this background.")).to_be_visible(
+            timeout=MINUTE
+        )
         steps.shot("storyboard")
 
         # Preview: progress while it renders, then the video and its scenes.
@@ -187,7 +193,7 @@ def test_brief_to_download(browser, app_server, photo, tmp_path, viewport):
         for done in ("Approve and purchase", "Render again", "Cancel order"):
             expect(page.get_by_role("button", name=done)).to_be_disabled()
         steps.shot("delivered")
-        link = page.locator("#downloads").get_by_role("link", name="download the spot")
+        link = page.locator("#downloads").get_by_role("link", name=re.compile(r"16x9-15s\.mp4$"))
         with page.expect_download(timeout=MINUTE) as download:
             link.click(modifiers=["Alt"])  # Alt: download rather than navigate
         saved = tmp_path / f"final-{viewport}.mp4"
@@ -199,12 +205,15 @@ def test_brief_to_download(browser, app_server, photo, tmp_path, viewport):
         tab(page, "Library")
         page.get_by_role("button", name="Refresh").click()
         expect(page.locator("#lineage")).to_contain_text("Manhattan · Retirees", timeout=MINUTE)
+        expect(page.locator("#campaigns")).not_to_contain_text("#")  # names, not ids
+        page.get_by_label("Variant to render again").click()
+        expect(page.get_by_role("option", name="Manhattan · Retirees").first).to_be_visible()
         steps.shot("library")
     context.close()
 
 
 @pytest.mark.browser
-def test_mistakes_show_a_clear_message(browser, app_server, tmp_path):
+def test_mistakes_show_a_clear_message(browser, app_server, photo, tmp_path):
     page = browser.new_page()
     bogus = tmp_path / "notes.png"
     bogus.write_text("this is not a picture")
@@ -225,6 +234,43 @@ def test_mistakes_show_a_clear_message(browser, app_server, tmp_path):
         problem = re.compile("too long|does not fit|not recognised|corrupt")
         expect(page.get_by_text(problem)).to_be_visible()
         expect(page.get_by_text(re.compile("Traceback"))).to_have_count(0)
+        # The words of a setting the model does not know are said as they are typed; the
+        # suggestions are settings it draws whole.
+        setting = page.get_by_label("Where it is set", exact=True)
+        setting.fill("Mission Peak in Fremont at sunset")
+        expect(page.locator("#setting-note")).to_contain_text(
+            "mini-sd does not know 'mission', 'peak', 'in', 'fremont', 'sunset'"
+        )
+        page.get_by_text("snowy peaks at golden hour", exact=True).click()
+        expect(setting).to_have_value("snowy peaks at golden hour")
+        expect(page.locator("#setting-note")).not_to_contain_text("does not know")
+        page.screenshot(path=tmp_path / "setting.png", full_page=True)
+
+        # Their own pictures: a file that is not one is refused in a sentence; a photo added
+        # to the library is offered as where the spot is set, and the storyboard shows it.
+        tab(page, "Library")
+        page.locator("#picture-file input[type=file]").set_input_files(bogus)
+        page.get_by_role("button", name="Add to your pictures").click()
+        expect(page.get_by_text(re.compile("not recognised|corrupt"))).to_be_visible()
+        page.locator("#picture-file").get_by_role("button", name="Clear").click()
+        storefront = tmp_path / "our-storefront.png"
+        Image.new("RGB", (1600, 900), (30, 140, 90)).save(storefront)
+        page.locator("#picture-file input[type=file]").set_input_files(storefront)
+        page.get_by_role("button", name="Add to your pictures").click()
+        expect(page.locator("#pictures-note")).to_contain_text("Added our-storefront.png")
+        expect(page.locator("#pictures")).to_contain_text("our-storefront.png · photo, 1600×900")
+        page.reload()  # a fresh brief, its choices of where it is set read again
+        fill_brief(page, photo)
+        page.locator("#where input").click()
+        page.get_by_role("option", name="our-storefront.png").click()
+        page.get_by_role("button", name="Create storyboard").click()
+        expect(page.locator("#working-on")).to_contain_text("Working on Espresso", timeout=MINUTE)
+        tab(page, "2 · Storyboard")
+        first = page.locator("#board .thumbnail-item img").first
+        expect(first).to_be_visible(timeout=MINUTE)
+        shot = Image.open(io.BytesIO(first.screenshot())).convert("RGB")
+        r, g, b = np.asarray(shot, dtype=float).reshape(-1, 3).mean(axis=0)
+        assert g > r + 40 and g > b + 20, (r, g, b)  # the storefront's green, not a generated sky
         page.goto(url + "/login")
         page.get_by_label("Email").fill("owner@bakery.test")
         page.get_by_label("Password").fill("not the password")

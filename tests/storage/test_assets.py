@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import zipfile
 import zlib
 from pathlib import Path
 
@@ -269,3 +270,17 @@ def test_put_leaves_no_part_file_whatever_fails(tmp_path, monkeypatch):
     with pytest.raises(FileNotFoundError):
         store.put(tmp_path / "missing.png")
     assert visible_files(tmp_path) == [] and list((tmp_path / ".tmp").iterdir()) == []
+
+
+def test_a_zip_is_stored_only_when_the_app_made_it(tmp_path):
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as made:
+        made.writestr("spot.mp4", b"\0" * 5000)
+    data = archive.getvalue()
+    with pytest.raises(InvalidAsset, match="application/zip, which is not accepted"):
+        AssetStore(tmp_path / "assets", max_bytes=1_000_000).put(data)  # an upload
+    store = AssetStore(tmp_path / "assets", max_bytes=1000)
+    blob = store.put(data, made=True)  # a delivery package, held to no upload limit
+    assert (blob.info.media_type, blob.info.extension) == ("application/zip", "zip")
+    assert store.path(blob.path).read_bytes() == data
+    assert [p.name for p in (tmp_path / "assets" / ".tmp").iterdir()] == []

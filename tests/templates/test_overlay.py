@@ -7,7 +7,8 @@ import pytest
 from PIL import Image
 
 from templates.cards import brand_card
-from templates.overlay import MIN_CONTRAST, QR_SIDE, LayoutError, check_layout, overlay
+from templates.layout import LAYOUTS
+from templates.overlay import MIN_CONTRAST, LayoutError, check_layout, overlay
 from templates.spec import all_templates, load_template, template_ids
 from templates.storyboard import Brand, build_storyboard
 
@@ -81,7 +82,7 @@ def test_long_copy_shrinks_then_refuses(brief):
 def qr_box(layer: Image.Image) -> tuple[int, int, int, int]:
     """Where the QR code landed: the rows holding a run of wholly opaque pixels as wide as its
     side (its white margin makes every row of it solid; no line of text is)."""
-    side = round(QR_SIDE * layer.height)
+    side = round(LAYOUTS["16:9"].qr_side * layer.height)
     solid = (np.asarray(layer.getchannel("A")) == 255).astype(np.int32)
     # Opaque pixels in each window of `side` pixels along each row.
     window = np.cumsum(np.pad(solid, ((0, 0), (1, 0))), axis=1)

@@ -58,8 +58,8 @@ def test_copy_that_does_not_fit_names_the_slot(brief):
     with pytest.raises(CopyError) as error:
         build_storyboard(load_template("product-hero"), long)
     message = str(error.value)
-    assert "scene 3 (offer), offer: 50 characters, the limit is 32" in message
-    assert "scene 4 (end_card) shows a QR code: give a cta_url" in message
+    assert "scene 3 (Offer), offer: 50 characters, the limit is 32" in message
+    assert "scene 4 (End card) shows a QR code: give a web address" in message
 
 
 def test_end_card_copy_and_what_a_template_leaves_out(brief):
@@ -85,7 +85,7 @@ def test_end_card_copy_and_what_a_template_leaves_out(brief):
 
 def test_missing_required_copy(brief):
     with pytest.raises(
-        CopyError, match="scene 1 \\(establishing\\), headline: needs the brief's headline"
+        CopyError, match="scene 1 \\(Establishing\\), headline: fill it in, this template shows it"
     ):
         build_storyboard(load_template("product-hero"), brief.model_copy(update={"headline": ""}))
 

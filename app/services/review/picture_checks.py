@@ -73,6 +73,11 @@ def product_fidelity(subject: Subject, panel: Panel) -> Verdict:
 def background_match(subject: Subject, panel: Panel) -> Verdict:
     if subject.geography_id is None:
         return not_judged("The spot as briefed has no place to match.")
+    if subject.pictured:
+        return not_judged(
+            "Not applicable: it is set in your own picture, which Spotforge does not judge "
+            "against its pictures of places."
+        )
     judge = panel.judges(subject.params.model_id)
     if judge is None:
         return not_judged(

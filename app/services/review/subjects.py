@@ -18,9 +18,10 @@ from PIL import Image
 
 from app.services.backgrounds import generation_key, stored_request
 from app.services.cutouts import cutout
+from app.services.pictures import key_frame
 from app.services.review.reading import _signature
 from app.services.review.verdicts import SceneJudge
-from app.services.spots import resolved_brief, scene_seed
+from app.services.spots import own_picture, resolved_brief, scene_seed
 from storage import GenerationParams, RenderTier, VariantStatus
 from templates.cards import brand_card
 from templates.composite import CompositeResult, composite
@@ -73,6 +74,9 @@ class Subject:
     cut: Image.Image | None  # the stored cut-out (its alpha is the product's mask)
     renders: list[Rendered]
     files: list[StoredFile]
+    # The business's own pictures as the key frame shows them, by the scene (its place in the
+    # template) set in one: those scenes have no generated background.
+    pictured: dict[int, Image.Image] = field(default_factory=dict)
 
     @property
     def size(self) -> tuple[int, int]:
@@ -105,7 +109,12 @@ class Subject:
     @cached_property
     def expected(self) -> CompositeResult | None:
         """The frame as its parameters make it: where the product goes, and its own pixels."""
-        if self.background_path is None or self.reference is None:
+        if self.reference is None:
+            return None
+        own = own_picture(self.params.extra, -1)  # the whole spot's, which the key frame shows
+        if own is not None:
+            return composite(self.pictured[-1], self.reference, self.size)
+        if self.background_path is None:
             return None
         with Image.open(self.background_path) as scene:
             return composite(scene.convert("RGB"), self.reference, self.size)
@@ -147,6 +156,8 @@ class Subject:
         return laid
 
     def _backdrop(self, scene: Scene) -> Image.Image:
+        if scene.origin in self.pictured:
+            return self.pictured[scene.origin]
         seed = scene_seed(self.params.extra, scene.origin, self.params.seed)
         path = self.backdrops.get(seed, self.background_path)
         if path is None:  # the background is gone (integrity says so): the frame stands in
@@ -220,6 +231,7 @@ def _subjects(ctx: AppContext, engine: Engine, business_id: int, spot_id: int) -
                     backdrops[seed] = tenant.assets.path(made.asset_id)
                     what = "background" if seed == params.seed else f"background (seed {seed})"
                     files.append(_file(tenant, what, made.asset_id))
+            pictured = _pictured(tenant, spot.template_id, params)
             renders = tenant.variants.renders(v.id)
             for r in renders:
                 what = "key frame" if r.tier is RenderTier.FRAME else f"{r.tier.value} render"
@@ -242,6 +254,7 @@ def _subjects(ctx: AppContext, engine: Engine, business_id: int, spot_id: int) -
                 photo_path=tenant.assets.path(product),
                 renders=[Rendered(r.tier.value, r.qc_report) for r in renders],
                 files=files,
+                pictured=pictured,
             ))  # fmt: skip
     cuts: dict[int, Image.Image | None] = {}
     subjects = []
@@ -254,6 +267,18 @@ def _subjects(ctx: AppContext, engine: Engine, business_id: int, spot_id: int) -
                 cuts[product] = None  # the photo is unreadable: integrity says so
         subjects.append(Subject(**row, cut=cuts[product]))
     return subjects
+
+
+def _pictured(tenant, template_id: str, params: GenerationParams) -> dict[int, Image.Image]:
+    """The variant's own pictures at its key frame's size, by scene origin (-1: the whole
+    spot's, for the key frame), cropped and graded as the spot shows them."""
+    extra = params.extra
+    size = tuple(extra.get("frame", (1280, 720)))
+    light = extra.get("light", "day")
+    origins = [-1, *range(len(load_template(template_id).scenes))]
+    chosen = {o: own for o in origins if (own := own_picture(extra, o)) is not None}
+    made = {own: key_frame(tenant, own, light=light, size=size) for own in set(chosen.values())}
+    return {o: made[own] for o, own in chosen.items()}
 
 
 def _current(variants, base) -> list:

@@ -40,7 +40,7 @@ def legibility(subject: Subject, panel: Panel) -> Verdict:
         for block in laid.blocks:
             lines += 1
             wanted = laid.scene.copy_text[block.slot]
-            where = f"the {block.slot} of scene {laid.scene.index + 1} ({laid.scene.kind})"
+            where = f"the {block.slot} of scene {laid.scene.index + 1} ({laid.scene.title})"
             # The picture moves under the copy: judged at its hardest moment.
             measured = [measured_contrast(p, alpha, block.box) for p in pixels]
             known = [(r, i) for i, r in enumerate(measured) if r is not None]

@@ -1,0 +1,59 @@
+"""What the model makes of a spot's setting ("Where it is set") before anything is drawn: the
+words it leaves out, said as they are typed, and the built-in places and looks it knows,
+offered as suggestions. A model that reads any text leaves nothing out; one not on this machine
+is said to be missing where it is asked to draw, not here."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from app.services import library
+from engine import ModelUnavailable
+
+if TYPE_CHECKING:
+    from engine import Engine
+
+LOOKS = ("", " at golden hour", " at night")  # what a suggestion's light may add
+
+
+def left_out(engine: Engine, preset: str, setting: str) -> list[str]:
+    """The words of `setting` the model does not know: the picture is drawn without them."""
+    return _read(engine, preset, setting)[1]
+
+
+def left_out_note(engine: Engine, preset: str, setting: str) -> str:
+    """One sentence for the page and the API ("" when every word is known)."""
+    kept, lost = _read(engine, preset, setting)
+    if not lost:
+        return ""
+    words = ", ".join(f"'{w}'" for w in lost)
+    name = model_name(preset)
+    if not kept:
+        return f"{name} knows none of these words ({words}); try one of the suggestions."
+    return f"{name} does not know {words}; they are left out of the picture."
+
+
+def suggestions(engine: Engine, preset: str) -> list[str]:
+    """Settings made only of words the model knows: each built-in place's landscape and
+    landmarks, plain and in each light."""
+    geographies, _ = library.catalog()
+    phrases = dict.fromkeys(
+        phrase.strip().lower()
+        for g in geographies
+        for phrase in (g["landscape"], g["landmarks"])
+        if phrase.strip()
+    )
+    made = [p + look for p in phrases for look in LOOKS]
+    return [s for s in made if not left_out(engine, preset, s)]
+
+
+def model_name(preset: str) -> str:
+    """The model as a person names it (a saved pipeline's folder by its last part)."""
+    return preset.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _read(engine: Engine, preset: str, text: str) -> tuple[list[str], list[str]]:
+    try:
+        return engine.read_words(preset, text or "")
+    except ModelUnavailable:
+        return [], []

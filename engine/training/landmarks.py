@@ -1,0 +1,1027 @@
+"""Procedural landmark scenes: each built-in geography drawn by its signature, 16:9, with a
+caption that names it ("mission peak above the bay at golden hour, clear").
+
+One table (`SIGNATURES`) says what each geography is made of: a ground, and layers drawn by a
+few shared primitives (hills, a single peak, water, towers, an avenue, a beach, trees, ...),
+back to front. A seed picks the composition (camera height, horizontal offset, zoom) and the
+detail, so one geography has many pictures. Everything is placed in fractions of the frame and
+drawn at the size asked (twice that, then downsampled, for small sizes), so a seed gives the
+same composition at 256x144 for training and at 1920x1080 for a look. Sky and light follow
+`scenes.py` (same colours per time of day, same dimming when cloudy).
+
+`python -m engine.training.landmark_report` measures how well the project's scene classifier
+recognises each geography and writes the contact sheet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFilter
+
+from engine.training.scenes import SKY, TIMES, WEATHER, _lit, _ridge
+
+TRAIN_SIZE = (256, 144)
+LIT = (255, 214, 130)  # a lit window at night
+
+
+@dataclass(frozen=True)
+class Signature:
+    words: str  # what the caption calls it: the landmark words a model learns
+    horizon: tuple[float, float]  # where the horizon sits, as a share of the height
+    layers: tuple[tuple[str, dict[str, Any]], ...]  # (primitive, its settings), back to front
+
+
+@dataclass(frozen=True)
+class LandmarkParams:
+    geography: str  # a key of SIGNATURES: the catalog's geography name
+    time: str
+    weather: str
+    seed: int
+
+    @property
+    def caption(self) -> str:
+        return f"{SIGNATURES[self.geography].words} {TIMES[self.time]}, {self.weather}"
+
+
+@dataclass
+class _Canvas:
+    image: Image.Image
+    draw: ImageDraw.ImageDraw
+    params: LandmarkParams
+    rng: np.random.Generator
+    horizon: float  # pixels from the top
+    offset: float  # horizontal shift of the landmark, share of the width
+    zoom: float  # landmark scale
+
+    @property
+    def w(self) -> int:
+        return self.image.width
+
+    @property
+    def h(self) -> int:
+        return self.image.height
+
+    @property
+    def night(self) -> bool:
+        return self.params.time == "night"
+
+    def lit(self, color, jitter: float = 0.0):
+        return _lit(color, self.params, self.rng, jitter)
+
+    def x(self, share: float) -> float:
+        """A landmark's x: its place in the frame, shifted by the camera's offset."""
+        return (share + self.offset) * self.w
+
+    def y(self, below_horizon: float) -> float:
+        return self.horizon + below_horizon * self.h
+
+
+def draw(params: LandmarkParams, size: tuple[int, int] = TRAIN_SIZE) -> Image.Image:
+    """The scene at `size` (width, height)."""
+    width, height = size
+    scale = 2 if width <= 1024 else 1  # supersampled where pixels are few
+    rng = np.random.default_rng(params.seed)
+    signature = SIGNATURES[params.geography]
+    canvas_size = (width * scale, height * scale)
+    horizon = rng.uniform(*signature.horizon) * canvas_size[1]
+    image = _sky(params, canvas_size, horizon, rng)
+    canvas = _Canvas(
+        image,
+        ImageDraw.Draw(image),
+        params,
+        rng,
+        horizon,
+        offset=float(rng.uniform(-0.12, 0.12)),
+        zoom=float(rng.uniform(0.85, 1.2)),
+    )
+    for primitive, settings in signature.layers:
+        PRIMITIVES[primitive](canvas, **settings)
+    if scale != 1:
+        image = image.resize(size, Image.Resampling.LANCZOS)
+    return image
+
+
+def sample_params(rng: np.random.Generator, seed: int) -> LandmarkParams:
+    return LandmarkParams(
+        str(rng.choice(list(SIGNATURES))),
+        str(rng.choice(list(TIMES))),
+        str(rng.choice(WEATHER)),
+        seed,
+    )
+
+
+# --- sky ------------------------------------------------------------------------------------
+
+
+def _sky(params, size, horizon, rng) -> Image.Image:
+    width, height = size
+    top, low = (np.array(c, dtype=np.float32) for c in SKY[params.time])
+    if params.weather == "cloudy":
+        grey = np.array([150, 155, 165] if params.time != "night" else [35, 38, 50], np.float32)
+        top, low = 0.45 * top + 0.55 * grey, 0.5 * low + 0.5 * grey
+    t = np.clip(np.arange(height) / max(horizon, 1), 0, 1)[:, None]
+    rows = (top * (1 - t) + low * t).clip(0, 255).astype(np.uint8)
+    image = Image.fromarray(np.repeat(rows[:, None, :], width, axis=1))
+    d = ImageDraw.Draw(image)
+    if params.weather == "clear":
+        if params.time == "night":
+            for _ in range(int(rng.integers(60, 120))):
+                x, y = rng.uniform(0, width), rng.uniform(0, max(horizon * 0.8, 1))
+                b, r = int(rng.integers(150, 255)), max(height / 500, 0.6)
+                d.ellipse((x - r, y - r, x + r, y + r), fill=(b, b, b))
+        x = rng.uniform(0.1, 0.9) * width
+        if params.time == "day":
+            y, r, color = rng.uniform(0.08, 0.25) * height, height / 16, (255, 250, 220)
+        elif params.time == "golden":
+            y, r, color = horizon - rng.uniform(0.03, 0.15) * height, height / 9, (255, 190, 90)
+        else:
+            y, r, color = rng.uniform(0.1, 0.25) * height, height / 20, (235, 235, 210)
+        d.ellipse((x - r, y - r, x + r, y + r), fill=color)
+    else:
+        clouds = Image.new("L", size, 0)
+        cd = ImageDraw.Draw(clouds)
+        for _ in range(int(rng.integers(10, 20))):
+            x, y = rng.uniform(-0.1, 1.0) * width, rng.uniform(0, max(horizon * 0.8, 1))
+            w, h = rng.uniform(0.15, 0.4) * width, rng.uniform(0.05, 0.14) * height
+            cd.ellipse((x, y, x + w, y + h), fill=int(rng.integers(150, 230)))
+        clouds = clouds.filter(ImageFilter.GaussianBlur(height / 40))
+        shade = {"day": (225, 225, 230), "golden": (200, 150, 130), "night": (60, 62, 75)}
+        image.paste(Image.new("RGB", size, shade[params.time]), (0, 0), clouds)
+    return image
+
+
+# --- primitives: each draws one kind of thing, in shares of the frame -----------------------
+
+
+def _polygon_below(cv: _Canvas, ys: np.ndarray, color, x0: float = 0.0) -> None:
+    """Fill from the curve `ys` (one y per pixel column from x0) down to the frame's bottom."""
+    points = [(x0 + i, float(y)) for i, y in enumerate(ys)]
+    cv.draw.polygon([(x0, cv.h), *points, (x0 + len(ys) - 1, cv.h)], fill=color)
+
+
+def ground(cv: _Canvas, color, at: float = 0.0) -> None:
+    cv.draw.rectangle((0, cv.y(at), cv.w, cv.h), fill=cv.lit(color, 0.08))
+
+
+def hills(cv, color, at=0.0, amp=0.15, rough=1.0, sharp=False, snow=0.0, haze=0.0) -> None:
+    """A ridge across the frame whose base sits `at` below the horizon; `snow` caps the high
+    parts; `haze` blends toward the sky's horizon colour (distance)."""
+    ridge = _ridge(cv.w, cv.y(at), amp * cv.h * cv.zoom, rough, cv.rng, sharp)
+    _polygon_below(cv, ridge, _hazed(cv, color, haze))
+    if snow:
+        _snowcap(cv, np.arange(cv.w), ridge, cv.y(at) - amp * cv.h * cv.zoom * 0.45, snow)
+
+
+def _hazed(cv, color, haze):
+    """The colour as lit, `haze` of the way to the sky at the horizon (distance)."""
+    if not haze:
+        return cv.lit(color, 0.08)
+    low = np.array(SKY[cv.params.time][1], np.float32)
+    if cv.params.weather == "cloudy":
+        low = 0.5 * low + 0.5 * np.array([150, 155, 165] if not cv.night else [35, 38, 50])
+    mixed = np.array(cv.lit(color, 0.08)) * (1 - haze) + low * haze
+    return tuple(int(c) for c in mixed.clip(0, 255))
+
+
+def _snowcap(cv, xs, ys, line, depth) -> None:
+    """White where the curve rises above `line`, `depth` (share of height) deep."""
+    cap = np.minimum(ys + depth * cv.h, np.maximum(line, ys))
+    snow = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
+    snow += [(float(x), float(y)) for x, y in zip(xs[::-1], cap[::-1], strict=True)]
+    cv.draw.polygon(snow, fill=cv.lit((240, 244, 252)))
+
+
+PROFILES = {
+    # u in [-1, 1] across the peak's width -> height share
+    "mission": lambda u: (
+        np.where(u < 0.35, (u + 1) / 1.35, 1 - (u - 0.35) / 0.65 * 0.9) ** 1.4
+        + 0.06 * np.sin(9 * u)
+    ),
+    "cone": lambda u: (1 - np.abs(u)) ** 1.6,
+    "spire": lambda u: (1 - np.abs(u)) ** 2.4,
+    "crater": lambda u: (
+        np.clip(1.6 * (1 - np.abs(u - 0.1)), 0, 1) - 0.15 * np.exp(-((u / 0.2) ** 2))
+    ),
+    "butte": lambda u: np.clip((1 - np.abs(u)) * 6, 0, 1),
+    "dome": lambda u: np.sqrt(np.clip(1 - u**2, 0, 1)),
+}
+
+
+def peak(cv, color, x=0.5, width=0.6, height=0.3, at=0.0, shape="cone", snow=0.0, haze=0.0):
+    """One named mountain: its profile `shape`, centred at x, `height` (share) above `at`."""
+    half = width * cv.w * cv.zoom / 2
+    cx = cv.x(x)
+    xs = np.arange(int(cx - half), int(cx + half) + 1)
+    u = np.clip((xs - cx) / half, -1, 1)
+    ys = cv.y(at) - PROFILES[shape](u) * height * cv.h * cv.zoom
+    _polygon_below(cv, ys, _hazed(cv, color, haze), float(xs[0]))
+    if snow:
+        _snowcap(cv, xs, ys, cv.y(at) - height * cv.h * cv.zoom * 0.55, snow)
+
+
+def water(cv, color, at=0.0, to=1.0, glints=40) -> None:
+    top, bottom = cv.y(at), cv.y(to) if to < 1 else cv.h
+    cv.draw.rectangle((0, top, cv.w, bottom), fill=cv.lit(color, 0.08))
+    glint = (255, 200, 120) if cv.night else cv.lit(tuple(min(255, c + 70) for c in color))
+    for _ in range(glints):
+        y = cv.rng.uniform(top + 1, max(bottom - 1, top + 2))
+        x = cv.rng.uniform(0, cv.w)
+        n = cv.rng.uniform(0.01, 0.05) * cv.w
+        cv.draw.line((x, y, x + n, y), fill=glint, width=max(1, cv.h // 300))
+
+
+def _windows(cv, box, every=(0.012, 0.02), chance=0.5, color=None) -> None:
+    x0, y0, x1, y1 = box
+    dx, dy = every[0] * cv.h * cv.zoom, every[1] * cv.h * cv.zoom
+    window = LIT if cv.night else cv.lit(color or (150, 180, 210))
+    y = y0 + dy * 0.6
+    while y < y1 - dy * 0.5:
+        x = x0 + dx * 0.5
+        while x < x1 - dx * 0.6:
+            if cv.rng.uniform() < chance:
+                cv.draw.rectangle((x, y, x + dx * 0.45, y + dy * 0.5), fill=window)
+            x += dx
+        y += dy
+
+
+def towers(
+    cv,
+    x0=0.0,
+    x1=1.0,
+    at=0.0,
+    tall=(0.15, 0.4),
+    wide=(0.03, 0.07),
+    palette=(),
+    chance=0.45,
+    glass=False,
+) -> None:
+    """A run of buildings standing on `at` between x0 and x1 (shares, before the offset)."""
+    x, end = cv.x(x0), cv.x(x1)
+    base = cv.y(at)
+    while x < end:
+        w = cv.rng.uniform(*wide) * cv.w * cv.zoom
+        h = cv.rng.uniform(*tall) * cv.h * cv.zoom
+        color = palette[int(cv.rng.integers(len(palette)))]
+        cv.draw.rectangle((x, base - h, x + w, base), fill=cv.lit(color, 0.1))
+        if glass and not cv.night:  # a lighter face where the sun catches the glass
+            cv.draw.rectangle((x, base - h, x + w * 0.3, base), fill=cv.lit(_lighter(color, 35)))
+        _windows(cv, (x, base - h, x + w, base), chance=chance if cv.night else chance * 0.6)
+        x += w + cv.rng.uniform(0, 0.008) * cv.w
+
+
+def _lighter(color, by):
+    return tuple(min(255, c + by) for c in color)
+
+
+def landmark(cv, kind, x=0.5, at=0.0, height=0.5, color=(200, 200, 200)) -> None:
+    """A named structure: needle tower, ball tower, stepped tower, obelisk, dome, spires..."""
+    LANDMARKS[kind](cv, cv.x(x), cv.y(at), height * cv.h * cv.zoom, color)
+
+
+def _needle(cv, x, base, h, color):
+    c = cv.lit(color)
+    leg = h * 0.05
+    cv.draw.polygon(
+        [
+            (x - leg * 1.6, base),
+            (x - leg * 0.4, base - h * 0.72),
+            (x + leg * 0.4, base - h * 0.72),
+            (x + leg * 1.6, base),
+        ],
+        fill=c,
+    )
+    cv.draw.polygon(
+        [
+            (x - h * 0.16, base - h * 0.74),
+            (x + h * 0.16, base - h * 0.74),
+            (x + h * 0.09, base - h * 0.82),
+            (x - h * 0.09, base - h * 0.82),
+        ],
+        fill=c,
+    )  # the saucer
+    cv.draw.rectangle((x - h * 0.05, base - h * 0.88, x + h * 0.05, base - h * 0.82), fill=c)
+    cv.draw.line((x, base - h * 0.88, x, base - h), fill=c, width=max(1, int(h * 0.015)))
+    if cv.night:
+        cv.draw.line(
+            (x - h * 0.15, base - h * 0.75, x + h * 0.15, base - h * 0.75),
+            fill=LIT,
+            width=max(1, int(h * 0.02)),
+        )
+
+
+def _ball(cv, x, base, h, color):
+    c = cv.lit(color)
+    cv.draw.rectangle((x - h * 0.035, base - h * 0.8, x + h * 0.035, base), fill=c)
+    r = h * 0.13
+    glow = (255, 250, 230) if cv.night else cv.lit((210, 215, 225))
+    cv.draw.ellipse((x - r, base - h * 0.8 - 1.6 * r, x + r, base - h * 0.8 + 0.4 * r), fill=glow)
+    for k in range(-2, 3):  # the ball's lattice
+        yy = base - h * 0.8 - 0.6 * r + k * r * 0.35
+        cv.draw.line((x - r * 0.9, yy, x + r * 0.9, yy), fill=cv.lit((120, 130, 150)))
+
+
+def _stepped(cv, x, base, h, color):
+    c = cv.lit(color)
+    for k, (w, top) in enumerate(((0.22, 0.62), (0.16, 0.82), (0.1, 0.92))):
+        cv.draw.rectangle((x - h * w / 2, base - h * top, x + h * w / 2, base), fill=c)
+        _windows(cv, (x - h * w / 2, base - h * top, x + h * w / 2, base), chance=0.5 - 0.1 * k)
+    for dx in (-0.025, 0.025):  # the two antennas
+        cv.draw.line(
+            (x + dx * h, base - h * 0.92, x + dx * h, base - h), fill=c, width=max(1, int(h * 0.01))
+        )
+
+
+def _obelisk(cv, x, base, h, color):
+    c = cv.lit(color)
+    cv.draw.polygon(
+        [
+            (x - h * 0.05, base),
+            (x - h * 0.035, base - h * 0.92),
+            (x, base - h),
+            (x + h * 0.035, base - h * 0.92),
+            (x + h * 0.05, base),
+        ],
+        fill=c,
+    )
+
+
+def _dome(cv, x, base, h, color):
+    c = cv.lit(color)
+    cv.draw.rectangle((x - h * 0.6, base - h * 0.25, x + h * 0.6, base), fill=c)  # the wings
+    cv.draw.rectangle((x - h * 0.2, base - h * 0.5, x + h * 0.2, base - h * 0.2), fill=c)
+    cv.draw.chord((x - h * 0.2, base - h * 0.8, x + h * 0.2, base - h * 0.25), 180, 360, fill=c)
+    cv.draw.rectangle((x - h * 0.02, base - h, x + h * 0.02, base - h * 0.75), fill=c)
+    if cv.night:
+        for k in range(5):
+            xx = x - h * 0.16 + k * h * 0.08
+            cv.draw.rectangle((xx, base - h * 0.45, xx + h * 0.03, base - h * 0.3), fill=LIT)
+
+
+def _spires(cv, x, base, h, color):
+    """A temple: a long white hall with three spires at each end."""
+    c = cv.lit(color)
+    cv.draw.rectangle((x - h * 0.35, base - h * 0.45, x + h * 0.35, base), fill=c)
+    for k, dx in enumerate((-0.32, -0.22, -0.12, 0.12, 0.22, 0.32)):
+        top = h * (0.85 + 0.15 * (k in (2, 3)))
+        cv.draw.polygon(
+            [
+                (x + dx * h - h * 0.035, base - h * 0.45),
+                (x + dx * h, base - top),
+                (x + dx * h + h * 0.035, base - h * 0.45),
+            ],
+            fill=c,
+        )
+
+
+def _clocktower(cv, x, base, h, color):
+    """A brick hall with a white steeple (Independence Hall)."""
+    c, white = cv.lit(color), cv.lit((235, 230, 220))
+    cv.draw.rectangle((x - h * 0.5, base - h * 0.35, x + h * 0.5, base), fill=c)
+    cv.draw.rectangle((x - h * 0.09, base - h * 0.62, x + h * 0.09, base - h * 0.3), fill=c)
+    cv.draw.rectangle((x - h * 0.06, base - h * 0.8, x + h * 0.06, base - h * 0.62), fill=white)
+    cv.draw.polygon(
+        [(x - h * 0.05, base - h * 0.8), (x, base - h), (x + h * 0.05, base - h * 0.8)], fill=white
+    )
+    cv.draw.ellipse((x - h * 0.04, base - h * 0.56, x + h * 0.04, base - h * 0.48), fill=white)
+
+
+def _pointed(cv, x, base, h, color):
+    """A tower with a pointed, gold-lit crown (Atlanta's Bank of America Plaza)."""
+    c = cv.lit(color)
+    cv.draw.rectangle((x - h * 0.08, base - h * 0.8, x + h * 0.08, base), fill=c)
+    _windows(cv, (x - h * 0.08, base - h * 0.8, x + h * 0.08, base), chance=0.5)
+    gold = (255, 200, 70) if cv.night else cv.lit((220, 180, 90))
+    cv.draw.polygon(
+        [(x - h * 0.08, base - h * 0.8), (x, base - h), (x + h * 0.08, base - h * 0.8)], fill=gold
+    )
+
+
+def _wheel(cv, x, base, h, color):
+    """A pier on stilts into the sea with a ferris wheel on it (Santa Monica)."""
+    c = cv.lit(color)
+    deck = base - h * 0.12
+    cv.draw.rectangle((x - h * 1.2, deck, cv.w * 1.2, deck + h * 0.03), fill=c)
+    for k in range(12):
+        px = x - h * 1.1 + k * h * 0.25
+        cv.draw.line((px, deck, px, base + h * 0.05), fill=c, width=max(1, int(h * 0.015)))
+    r = h * 0.4
+    cy = deck - r * 1.1
+    rim = (255, 90, 160) if cv.night else cv.lit((230, 70, 60))
+    cv.draw.ellipse((x - r, cy - r, x + r, cy + r), outline=rim, width=max(1, int(h * 0.03)))
+    for a in np.linspace(0, np.pi, 6, endpoint=False):
+        dx, dy = r * np.cos(a), r * np.sin(a)
+        cv.draw.line((x - dx, cy - dy, x + dx, cy + dy), fill=rim, width=max(1, int(h * 0.01)))
+    cv.draw.polygon([(x, cy), (x - r * 0.5, deck), (x + r * 0.5, deck)], outline=c)
+
+
+LANDMARKS = {
+    "needle": _needle,
+    "ball": _ball,
+    "stepped": _stepped,
+    "obelisk": _obelisk,
+    "dome": _dome,
+    "spires": _spires,
+    "clocktower": _clocktower,
+    "pointed": _pointed,
+    "wheel": _wheel,
+}
+
+
+def avenue(
+    cv,
+    palette,
+    rise=0.2,
+    near=0.5,
+    cabs=0,
+    balconies=False,
+    neon=False,
+    lamps=False,
+    cobbles=False,
+    brick=False,
+    floors=5,
+) -> None:
+    """A street to the vanishing point between two walls of facades. `rise`: how far the far
+    facades stand above the horizon; `near`: how low the nearest rooflines come (0 = out of the
+    frame's top, i.e. towers); `floors`: rows of windows per facade."""
+    w, h = cv.w, cv.h
+    vx = cv.x(0.5)
+    road = cv.lit((95, 85, 80) if cobbles else (70, 70, 75), 0.05)
+    cv.draw.rectangle((0, cv.horizon, w, h), fill=cv.lit((150, 140, 130), 0.05))  # sidewalks
+    cv.draw.polygon(
+        [(vx - w * 0.01, cv.horizon), (vx + w * 0.01, cv.horizon), (w * 0.85, h), (w * 0.15, h)],
+        fill=road,
+    )
+    if cobbles:
+        for _ in range(400):
+            t = cv.rng.uniform(0.05, 1) ** 0.7
+            y = cv.horizon + t * (h - cv.horizon)
+            x = vx + cv.rng.uniform(-1, 1) * t * (w * 0.35)
+            r = t * h * 0.008
+            cv.draw.ellipse((x - r * 1.5, y - r, x + r * 1.5, y + r), fill=cv.lit((135, 120, 105)))
+    else:
+        cv.draw.line((vx, cv.horizon, vx, h), fill=cv.lit((230, 210, 120)), width=max(1, h // 150))
+    top_far = cv.horizon - rise * h * cv.zoom
+    top_near = near * h / cv.zoom
+    for side in (0, 1):
+        outer, inner = (0, vx - w * 0.02) if side == 0 else (w, vx + w * 0.02)
+        n = 6
+        for k in range(n):  # facades from far (f=0) to near (f=1), each its own colour
+            f0, f1 = k / n, (k + 1) / n
+            xa, xb = inner + (outer - inner) * f0**1.6, inner + (outer - inner) * f1**1.6
+
+            def top(f):
+                return (
+                    top_far
+                    + (top_near - top_far) * f**1.6
+                    + (cv.rng.uniform(-0.02, 0.02) * h if near > 0.05 else 0)
+                )
+
+            def bottom(f):
+                return cv.horizon + (h * 0.92 - cv.horizon) * f**1.6
+
+            ta, tb, ba, bb = top(f0), top(f1), bottom(f0), bottom(f1)
+            color = palette[int(cv.rng.integers(len(palette)))]
+            cv.draw.polygon([(xa, ta), (xb, tb), (xb, bb), (xa, ba)], fill=cv.lit(color, 0.08))
+            _facade(cv, (xa, ta, ba), (xb, tb, bb), balconies, neon, brick, floors)
+            if lamps and k % 2 == 1:
+                _lamp(cv, xb, bb, (bb - tb) * 0.5)
+    for _ in range(cabs):
+        t = cv.rng.uniform(0.15, 1.0) ** 1.2
+        y = cv.horizon + t * (h * 0.95 - cv.horizon)
+        x = vx + cv.rng.uniform(-0.55, 0.55) * t * w * 0.35
+        cw, ch = t * w * 0.09, t * w * 0.045
+        # Under the street lights at night a cab stays yellow.
+        yellow = (190, 150, 25) if cv.night else cv.lit((245, 195, 20))
+        cv.draw.rectangle((x - cw / 2, y - ch, x + cw / 2, y), fill=yellow)
+        cv.draw.rectangle((x - cw * 0.35, y - ch * 1.4, x + cw * 0.35, y - ch * 0.95), fill=yellow)
+        cv.draw.rectangle(
+            (x - cw * 0.3, y - ch * 0.85, x + cw * 0.3, y - ch * 0.55), fill=cv.lit((40, 45, 55))
+        )
+        for dx in (-0.42, 0.3):  # wheels, and the tail lights (lit at night)
+            tail = (255, 60, 40) if cv.night else cv.lit((170, 30, 30))
+            cv.draw.rectangle(
+                (x + cw * dx, y - ch * 0.05, x + cw * (dx + 0.12), y + ch * 0.12), fill=(20, 20, 22)
+            )
+            cv.draw.rectangle(
+                (x + cw * dx, y - ch * 0.45, x + cw * (dx + 0.1), y - ch * 0.3), fill=tail
+            )
+
+
+def _facade(cv, a, b, balconies, neon, brick, floors) -> None:
+    """Windows (and balconies, neon signs) on one facade between edges a and b, each
+    (x, top, bottom)."""
+    (xa, ta, ba), (xb, tb, bb) = a, b
+    step = 0.85 / floors  # a floor's share of the facade's height
+    for j in range(floors):
+        for i in range(3):
+            fx = (i + 0.3) / 3
+            x0 = xa + (xb - xa) * fx
+            x1 = xa + (xb - xa) * (fx + 0.18)
+            top = ta + (tb - ta) * fx
+            bottom = ba + (bb - ba) * fx
+            y0 = top + (bottom - top) * (0.1 + j * step)
+            y1 = y0 + (bottom - top) * step * 0.55
+            lit = cv.night and cv.rng.uniform() < 0.6
+            trim = cv.lit((235, 230, 220)) if brick else None
+            box = (min(x0, x1), y0, max(x0, x1), y1)
+            cv.draw.rectangle(box, fill=LIT if lit else cv.lit((60, 70, 90)), outline=trim)
+        if balconies and j in (1, 2):
+            y = ta + (ba - ta) * (0.1 + j * step + step * 0.65)
+            y2 = tb + (bb - tb) * (0.1 + j * step + step * 0.65)
+            lw = max(1, int(abs(xb - xa) * 0.04))
+            cv.draw.line((xa, y, xb, y2), fill=(25, 25, 30), width=lw)
+            for k in range(7):
+                f = k / 6
+                xx, yy = xa + (xb - xa) * f, y + (y2 - y) * f
+                cv.draw.line((xx, yy, xx, yy - abs(xb - xa) * 0.12), fill=(25, 25, 30), width=1)
+    if neon:
+        colors = ((255, 60, 150), (60, 220, 255), (255, 210, 40), (120, 255, 90))
+        color = colors[int(cv.rng.integers(len(colors)))]
+        if not cv.night:
+            color = cv.lit(tuple(int(c * 0.8) for c in color))
+        xm = (xa + xb) / 2
+        ym = (ta + ba) / 2
+        sw, sh = abs(xb - xa) * 0.3, abs(ba - ta) * 0.5
+        cv.draw.rectangle((xm - sw / 2, ym - sh / 2, xm + sw / 2, ym + sh / 2), fill=color)
+        # The marquee over the door, the length of the facade.
+        band = [(xa, ta + (ba - ta) * 0.8), (xb, tb + (bb - tb) * 0.8),
+                (xb, tb + (bb - tb) * 0.88), (xa, ta + (ba - ta) * 0.88)]  # fmt: skip
+        cv.draw.polygon(band, fill=colors[int(cv.rng.integers(len(colors)))] if cv.night else color)
+
+
+def _lamp(cv, x, base, h) -> None:
+    c = cv.lit((30, 30, 30))
+    cv.draw.line((x, base, x, base - h), fill=c, width=max(1, int(h * 0.04)))
+    r = h * 0.08
+    glow = (255, 220, 140) if cv.night else cv.lit((230, 220, 180))
+    if cv.night:
+        cv.draw.ellipse(
+            (x - 3 * r, base - h - 3 * r, x + 3 * r, base - h + 3 * r), fill=(150, 110, 60)
+        )
+    cv.draw.ellipse((x - r, base - h - r, x + r, base - h + r), fill=glow)
+
+
+def beach(cv, sea=(30, 110, 170), sand=(230, 205, 150), shore=0.2, surf=True) -> None:
+    water(cv, sea, 0.0, 1.0, glints=30)
+    y0 = cv.y(shore * cv.zoom)
+    wave = y0 + 0.01 * cv.h * np.sin(
+        np.linspace(0, cv.rng.uniform(8, 14), cv.w) + cv.rng.uniform(0, 6)
+    )
+    _polygon_below(cv, wave, cv.lit(sand, 0.06))
+    if surf:
+        cv.draw.line(
+            [(i, float(wave[i])) for i in range(0, cv.w, 2)],
+            fill=cv.lit((250, 250, 250)),
+            width=max(1, cv.h // 80),
+        )
+
+
+def palms(cv, xs=(0.1, 0.9), count=3, at=0.3, height=0.45, lean=0.15) -> None:
+    for _ in range(count):
+        x = cv.w * cv.rng.uniform(*xs)
+        base = cv.y(at) + cv.rng.uniform(0, 0.2) * cv.h
+        h = height * cv.h * cv.zoom * cv.rng.uniform(0.8, 1.2)
+        tip = (x + lean * h * cv.rng.uniform(-1, 1), base - h)
+        trunk = cv.lit((110, 85, 60))
+        cv.draw.line((x, base, tip[0], tip[1]), fill=trunk, width=max(1, int(h * 0.035)))
+        frond = cv.lit((40, 120, 60), 0.1)
+        for a in np.linspace(0, 2 * np.pi, 9, endpoint=False):
+            ex = tip[0] + np.cos(a) * h * 0.28
+            ey = tip[1] + np.sin(a) * h * 0.12 + h * 0.08
+            cv.draw.line((tip[0], tip[1], ex, ey), fill=frond, width=max(1, int(h * 0.04)))
+
+
+def deco(cv, x0=0.0, x1=0.5, at=0.12, tall=(0.1, 0.2)) -> None:
+    """Pastel art deco hotels along the beach, each with a rounded corner and a neon line."""
+    pastel = ((250, 190, 200), (170, 230, 220), (250, 235, 170), (230, 200, 240), (255, 255, 255))
+    x, end, base = cv.x(x0), cv.x(x1), cv.y(at)
+    while x < end:
+        w = cv.rng.uniform(0.06, 0.11) * cv.w * cv.zoom
+        h = cv.rng.uniform(*tall) * cv.h * cv.zoom
+        color = cv.lit(pastel[int(cv.rng.integers(len(pastel)))])
+        cv.draw.rounded_rectangle((x, base - h, x + w, base), radius=w * 0.2, fill=color)
+        cv.draw.rectangle((x + w * 0.42, base - h * 1.25, x + w * 0.58, base - h * 0.9), fill=color)
+        stripe = (80, 255, 230) if cv.night else cv.lit((60, 170, 170))
+        cv.draw.line(
+            (x + w * 0.1, base - h * 0.75, x + w * 0.9, base - h * 0.75),
+            fill=stripe,
+            width=max(1, int(h * 0.06)),
+        )
+        _windows(cv, (x, base - h * 0.6, x + w, base), chance=0.6, color=(110, 170, 200))
+        x += w + cv.rng.uniform(0.0, 0.02) * cv.w
+
+
+def lifeguard(cv, x=0.7, at=0.3) -> None:
+    x, base = cv.x(x), cv.y(at)
+    s = 0.12 * cv.h * cv.zoom
+    c = cv.lit((235, 100, 80))
+    for dx in (-0.4, 0.4):
+        cv.draw.line(
+            (x + dx * s, base, x + dx * s * 0.6, base - s),
+            fill=cv.lit((240, 240, 240)),
+            width=max(1, int(s * 0.06)),
+        )
+    cv.draw.rectangle((x - s * 0.5, base - s * 1.6, x + s * 0.5, base - s), fill=c)
+    cv.draw.polygon(
+        [(x - s * 0.65, base - s * 1.6), (x, base - s * 2), (x + s * 0.65, base - s * 1.6)],
+        fill=cv.lit((120, 200, 220)),
+    )
+
+
+def cliffs(cv, side="left", color=(180, 140, 100), height=0.3, reach=0.35) -> None:
+    """Sandstone cliffs dropping into the sea on one side: a scrubby flat top, a steep face
+    with strata, rocks at its foot."""
+    reach = reach * cv.zoom
+    xs = np.arange(0, int(cv.w * reach))
+    u = xs / xs[-1]
+    rough = np.convolve(cv.rng.normal(0, 1, len(xs)), np.ones(9) / 9, mode="same")
+    top = cv.y(0.05) - height * cv.h * cv.zoom * np.clip((1 - u) * 4, 0, 1) ** 0.6
+    ys = top + rough * 0.006 * cv.h
+    if side == "right":
+        xs = cv.w - 1 - xs
+    points = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
+    edge = 0 if side == "left" else cv.w
+    cv.draw.polygon([(edge, cv.h), *points, (float(xs[-1]), cv.h)], fill=cv.lit(color, 0.05))
+    scrub = [(float(x), float(y) + 0.025 * cv.h) for x, y in zip(xs[::-1], ys[::-1], strict=True)]
+    flat = [i for i, uu in enumerate(u) if uu < 0.7]
+    cv.draw.polygon([points[i] for i in flat] + scrub[len(xs) - len(flat):],
+                    fill=cv.lit((95, 120, 60), 0.05))  # fmt: skip
+    dark = cv.lit(tuple(int(c * 0.82) for c in color))
+    for k in range(5):  # strata
+        depth = (0.3 + 0.14 * k) * height * cv.h * cv.zoom
+        cv.draw.line([(x, y + depth) for x, y in points[::6]], fill=dark, width=max(1, cv.h // 250))
+
+
+def surfers(cv, count=4) -> None:
+    for _ in range(count):
+        x, y = cv.rng.uniform(0.5, 0.97) * cv.w, cv.y(cv.rng.uniform(0.04, 0.14))
+        s = 0.025 * cv.h * cv.zoom
+        cv.draw.line((x - s, y, x + s, y), fill=cv.lit((250, 250, 250)), width=max(1, int(s * 0.3)))
+        cv.draw.line((x, y, x, y - s * 1.4), fill=(20, 20, 25), width=max(1, int(s * 0.3)))
+
+
+def trees(cv, kind="pine", at=0.0, rows=3, count=18, height=0.2, color=(30, 90, 40), xs=(0, 1)):
+    """Rows of trees from `at` down: pines (triangles), firs (tall and narrow), round broadleaf
+    (maples, park trees) or birches (white trunks)."""
+    for row in range(rows):
+        base = cv.y(at + row * 0.1)
+        shade = 0.7 + 0.15 * row
+        for _ in range(count + 4 * row):
+            x = cv.w * cv.rng.uniform(xs[0] - 0.02, xs[1] + 0.02)
+            h = height * cv.h * cv.rng.uniform(0.7, 1.2) * (0.8 + 0.3 * row) * cv.zoom
+            c = tuple(int(v * shade) for v in color)
+            if kind in ("pine", "fir"):
+                w = h * (0.38 if kind == "pine" else 0.22)
+                cv.draw.polygon(
+                    [(x, base - h), (x - w / 2, base), (x + w / 2, base)], fill=cv.lit(c, 0.12)
+                )
+            else:
+                if kind == "birch":
+                    cv.draw.line(
+                        (x, base, x, base - h),
+                        fill=cv.lit((235, 235, 230)),
+                        width=max(1, int(h * 0.05)),
+                    )
+                r = h * (0.3 if kind == "birch" else 0.35)
+                leaf = c if kind != "maple" else MAPLE[int(cv.rng.integers(len(MAPLE)))]
+                cy = base - h * (0.8 if kind == "birch" else 0.55)
+                cv.draw.ellipse((x - r, cy - r, x + r, cy + r), fill=cv.lit(leaf, 0.12))
+
+
+MAPLE = ((200, 70, 30), (230, 140, 30), (240, 190, 40), (60, 110, 40))
+
+
+def saguaros(cv, count=3, at=0.15, height=0.35) -> None:
+    for _ in range(count):
+        x = cv.rng.uniform(0.05, 0.95) * cv.w
+        base = cv.y(at + cv.rng.uniform(0, 0.25))
+        h = height * cv.h * cv.zoom * cv.rng.uniform(0.7, 1.2)
+        g = cv.lit((50, 110, 55), 0.1)
+        tw = h * 0.09
+        cv.draw.rounded_rectangle((x - tw, base - h, x + tw, base), radius=tw, fill=g)
+        for side, up in ((-1, 0.45), (1, 0.6)):  # the arms, bent upward
+            ax = x + side * h * 0.2
+            cv.draw.rounded_rectangle(
+                (min(x, ax), base - h * up, max(x, ax), base - h * up + tw * 1.4),
+                radius=tw * 0.6,
+                fill=g,
+            )
+            cv.draw.rounded_rectangle(
+                (ax - tw * 0.8, base - h * (up + 0.28), ax + tw * 0.8, base - h * up + tw * 1.4),
+                radius=tw * 0.7,
+                fill=g,
+            )
+
+
+def strip(cv, x0=0.3, x1=0.75, at=0.0, tall=(0.1, 0.3)) -> None:
+    """The Strip: a cluster of hotel towers on the horizon, ablaze with lights at night."""
+    x, end, base = cv.x(x0), cv.x(x1), cv.y(at)
+    neon = ((255, 210, 80), (255, 80, 180), (90, 200, 255), (255, 255, 255))
+    while x < end:
+        w = cv.rng.uniform(0.015, 0.035) * cv.w * cv.zoom
+        h = cv.rng.uniform(*tall) * cv.h * cv.zoom
+        body = cv.lit((200, 180, 140) if cv.rng.uniform() < 0.5 else (170, 150, 120), 0.1)
+        cv.draw.rectangle((x, base - h, x + w, base), fill=body)
+        if cv.night:
+            glow = neon[int(cv.rng.integers(len(neon)))]
+            cv.draw.rectangle((x, base - h, x + w, base), fill=tuple(int(c * 0.6) for c in glow))
+            cv.draw.rectangle((x, base - h, x + w, base - h * 0.9), fill=glow)
+            _windows(cv, (x, base - h, x + w, base), every=(0.008, 0.012), chance=0.8)
+        x += w + cv.rng.uniform(0, 0.01) * cv.w
+    if cv.night:  # the glow over it
+        halo = Image.new("L", cv.image.size, 0)
+        ImageDraw.Draw(halo).ellipse(
+            (cv.x(x0) - 0.05 * cv.w, base - 0.5 * cv.h, end + 0.05 * cv.w, base + 0.1 * cv.h),
+            fill=120,
+        )
+        halo = halo.filter(ImageFilter.GaussianBlur(cv.h / 12))
+        cv.image.paste(Image.new("RGB", cv.image.size, (255, 140, 200)), (0, 0), halo)
+        cv.draw = ImageDraw.Draw(cv.image)
+
+
+def houses(cv, at=0.25, count=14, palette=((230, 220, 200), (210, 190, 160), (200, 200, 210))):
+    """Low suburban houses with pitched roofs along a band."""
+    for _ in range(count):
+        x = cv.rng.uniform(0, 1) * cv.w
+        base = cv.y(at + cv.rng.uniform(0, 0.08))
+        w, h = cv.rng.uniform(0.03, 0.05) * cv.w, 0.03 * cv.h
+        c = cv.lit(palette[int(cv.rng.integers(len(palette)))], 0.05)
+        cv.draw.rectangle((x, base - h, x + w, base), fill=c)
+        cv.draw.polygon(
+            [(x - w * 0.1, base - h), (x + w / 2, base - h * 1.8), (x + w * 1.1, base - h)],
+            fill=cv.lit((150, 80, 60)),
+        )
+        if cv.night:
+            cv.draw.rectangle(
+                (x + w * 0.3, base - h * 0.7, x + w * 0.45, base - h * 0.35), fill=LIT
+            )
+
+
+def highway(cv, at=0.05, to=0.3, lanes=6) -> None:
+    """A wide highway across the foreground, with car lights."""
+    y0, y1 = cv.y(at), cv.y(to)
+    cv.draw.rectangle((0, y0, cv.w, y1), fill=cv.lit((90, 90, 95)))
+    for k in range(1, lanes):
+        y = y0 + (y1 - y0) * k / lanes
+        for x in np.arange(0, cv.w, cv.w * 0.05):
+            cv.draw.line(
+                (x, y, x + cv.w * 0.025, y), fill=cv.lit((230, 230, 230)), width=max(1, cv.h // 300)
+            )
+    for _ in range(24):
+        y = cv.rng.uniform(y0, y1)
+        x = cv.rng.uniform(0, cv.w)
+        s = (y1 - y0) / lanes * 0.6
+        head = (y - y0) / (y1 - y0) < 0.5
+        light = (
+            ((255, 250, 220) if head else (255, 40, 40))
+            if cv.night
+            else cv.lit(tuple(int(v) for v in cv.rng.integers(60, 230, 3)))
+        )
+        cv.draw.rectangle((x, y - s / 2, x + s * 2.2, y + s / 2), fill=light)
+
+
+def bayou(cv, at=0.1) -> None:
+    """A winding brown-green bayou through park lawns in the foreground."""
+    ground(cv, (80, 140, 60), at)
+    xs = np.arange(cv.w)
+    centre = cv.y(at + 0.25) + 0.08 * cv.h * np.sin(
+        xs / cv.w * 2 * np.pi * 1.3 + cv.rng.uniform(0, 6)
+    )
+    width = 0.06 * cv.h * (1 + xs / cv.w)
+    top = [(float(x), float(y)) for x, y in zip(xs, centre - width, strict=True)]
+    bottom = [(float(x), float(y)) for x, y in zip(xs[::-1], (centre + width)[::-1], strict=True)]
+    cv.draw.polygon(top + bottom, fill=cv.lit((90, 100, 70), 0.05))
+    trees(cv, "round", at=at + 0.02, rows=1, count=10, height=0.08, color=(50, 110, 45))
+
+
+def mall(cv, at=0.0) -> None:
+    """The National Mall: a long lawn with paths to the monument."""
+    ground(cv, (90, 150, 70), at)
+    vx = cv.x(0.5)
+    for side in (-1, 1):
+        cv.draw.polygon(
+            [
+                (vx + side * 0.01 * cv.w, cv.y(at)),
+                (vx + side * 0.02 * cv.w, cv.y(at)),
+                (vx + side * 0.4 * cv.w, cv.h),
+                (vx + side * 0.33 * cv.w, cv.h),
+            ],
+            fill=cv.lit((215, 205, 180)),
+        )
+    cv.draw.rectangle((0, cv.y(at), cv.w, cv.y(at + 0.015)), fill=cv.lit((60, 100, 50)))
+
+
+def ridges(cv, count=5, color=(70, 100, 150), at=0.1, amp=0.12) -> None:
+    """Layer after layer of ridges fading into blue haze (the Blue Ridge)."""
+    for k in range(count):
+        haze = 0.75 - k * 0.7 / count
+        hills(cv, color, at=at - 0.08 * (count - k) + 0.02, amp=amp, rough=0.7, haze=haze)
+
+
+PRIMITIVES = {
+    "ground": ground,
+    "hills": hills,
+    "peak": peak,
+    "water": water,
+    "towers": towers,
+    "landmark": landmark,
+    "avenue": avenue,
+    "beach": beach,
+    "palms": palms,
+    "deco": deco,
+    "lifeguard": lifeguard,
+    "cliffs": cliffs,
+    "surfers": surfers,
+    "trees": trees,
+    "saguaros": saguaros,
+    "strip": strip,
+    "houses": houses,
+    "highway": highway,
+    "bayou": bayou,
+    "mall": mall,
+    "ridges": ridges,
+}
+
+GREY_TOWERS = ((95, 100, 110), (120, 125, 135), (80, 85, 95), (140, 140, 150))
+GLASS = ((90, 130, 160), (110, 150, 175), (70, 100, 130), (150, 170, 185))
+BRICK = ((150, 70, 55), (130, 60, 50), (165, 85, 60))
+CREOLE = ((240, 200, 120), (230, 150, 160), (120, 190, 180), (240, 230, 210))
+SNOWY_ROCK = (105, 105, 120)
+
+# --- the table: every built-in geography by its signature ------------------------------------
+
+SIGNATURES: dict[str, Signature] = {
+    "San Francisco Bay Area": Signature("mission peak above the bay", (0.5, 0.62), (
+        ("hills", dict(color=(120, 125, 140), at=0.0, amp=0.06, haze=0.4)),
+        ("water", dict(color=(60, 100, 140), at=0.0, to=0.08)),
+        ("peak", dict(color=(190, 160, 85), x=0.55, width=1.3, height=0.32, at=0.12,
+                      shape="mission")),
+        ("ground", dict(color=(175, 150, 80), at=0.12)),
+        ("houses", dict(at=0.18, count=16)),
+    )),
+    "Manhattan": Signature("manhattan avenue with yellow cabs", (0.55, 0.68), (
+        ("avenue", dict(palette=(*GREY_TOWERS, (150, 110, 80)), rise=0.45, near=0.0, cabs=7,
+                        floors=12)),
+    )),
+    "Miami": Signature("south beach palms and art deco", (0.4, 0.5), (
+        ("beach", dict(sea=(40, 170, 180), sand=(240, 225, 190), shore=0.1)),
+        ("deco", dict(x0=-0.15, x1=0.55, at=0.2, tall=(0.12, 0.22))),
+        ("lifeguard", dict(x=0.75, at=0.38)),
+        ("palms", dict(xs=(0.0, 1.0), count=4, at=0.3, height=0.5)),
+    )),
+    "Denver": Signature("the front range above the plains", (0.5, 0.6), (
+        ("hills", dict(color=SNOWY_ROCK, at=0.0, amp=0.2, rough=1.6, sharp=True, snow=0.05,
+                       haze=0.25)),
+        ("ground", dict(color=(170, 160, 110), at=0.0)),
+        ("towers", dict(x0=0.35, x1=0.6, at=0.06, tall=(0.03, 0.12), wide=(0.01, 0.02),
+                        palette=GLASS)),
+        ("ground", dict(color=(150, 145, 95), at=0.06)),
+    )),
+    "Chicago": Signature("chicago skyline on the lake", (0.45, 0.55), (
+        ("towers", dict(x0=-0.2, x1=1.2, tall=(0.08, 0.3), wide=(0.02, 0.05),
+                        palette=GREY_TOWERS)),
+        ("landmark", dict(kind="stepped", x=0.4, height=0.45, color=(40, 40, 45))),
+        ("water", dict(color=(50, 90, 120), at=0.0, glints=60)),
+    )),
+    "Phoenix": Signature("saguaros and red buttes", (0.45, 0.55), (
+        ("peak", dict(color=(175, 80, 50), x=0.3, width=0.35, height=0.18, shape="butte")),
+        ("peak", dict(color=(190, 95, 60), x=0.75, width=0.25, height=0.12, shape="butte")),
+        ("ground", dict(color=(210, 140, 90), at=0.0)),
+        ("saguaros", dict(count=4, at=0.12, height=0.35)),
+    )),
+    "Seattle": Signature("the space needle and mount rainier", (0.55, 0.65), (
+        ("peak", dict(color=(150, 155, 175), x=0.35, width=0.9, height=0.3, shape="cone",
+                      snow=0.12, haze=0.35)),
+        ("ground", dict(color=(45, 80, 50), at=0.0)),
+        ("trees", dict(kind="pine", at=0.0, rows=1, count=40, height=0.12, color=(30, 70, 45))),
+        ("landmark", dict(kind="needle", x=0.7, at=0.08, height=0.6, color=(225, 225, 230))),
+        ("trees", dict(kind="pine", at=0.12, rows=2, count=24, height=0.2, color=(25, 75, 40))),
+    )),
+    "Los Angeles": Signature("santa monica pier and palms", (0.45, 0.55), (
+        ("beach", dict(sea=(40, 110, 160), sand=(225, 200, 150), shore=0.22)),
+        ("landmark", dict(kind="wheel", x=0.68, at=0.12, height=0.3, color=(90, 70, 60))),
+        ("palms", dict(xs=(0.0, 0.3), count=3, at=0.1, height=0.8, lean=0.05)),
+    )),
+    "San Diego": Signature("la jolla cliffs and surfers", (0.4, 0.5), (
+        ("beach", dict(sea=(25, 95, 140), sand=(215, 190, 140), shore=0.35)),
+        ("cliffs", dict(side="left", color=(190, 145, 95), height=0.3, reach=0.4)),
+        ("surfers", dict(count=5)),
+    )),
+    "Boston": Signature("beacon hill brick and gas lamps", (0.55, 0.65), (
+        ("avenue", dict(palette=BRICK, rise=0.08, near=0.25, lamps=True, brick=True)),
+    )),
+    "Washington, D.C.": Signature("the washington monument and the capitol", (0.55, 0.65), (
+        ("landmark", dict(kind="dome", x=0.6, height=0.24, color=(235, 235, 230))),
+        ("landmark", dict(kind="obelisk", x=0.42, at=0.02, height=0.5, color=(240, 238, 230))),
+        ("trees", dict(kind="round", at=0.0, rows=1, count=14, height=0.06, color=(60, 110, 50))),
+        ("mall", dict(at=0.02)),
+    )),
+    "Philadelphia": Signature("independence hall and cobblestones", (0.5, 0.6), (
+        ("landmark", dict(kind="clocktower", x=0.5, height=0.35, color=(150, 75, 55))),
+        ("avenue", dict(palette=BRICK, rise=0.04, near=0.4, cobbles=True, brick=True)),
+    )),
+    "Atlanta": Signature("midtown towers above the trees", (0.5, 0.6), (
+        ("towers", dict(x0=0.1, x1=0.9, tall=(0.12, 0.35), wide=(0.025, 0.05), palette=GLASS,
+                        glass=True)),
+        ("landmark", dict(kind="pointed", x=0.45, height=0.5, color=(120, 130, 150))),
+        ("ground", dict(color=(55, 105, 50), at=0.0)),
+        ("trees", dict(kind="round", at=0.0, rows=3, count=22, height=0.12, color=(50, 120, 45))),
+    )),
+    "Dallas": Signature("reunion tower over the highways", (0.5, 0.6), (
+        ("towers", dict(x0=0.0, x1=1.0, tall=(0.1, 0.3), wide=(0.03, 0.06), palette=GLASS,
+                        glass=True)),
+        ("landmark", dict(kind="ball", x=0.3, height=0.45, color=(150, 150, 160))),
+        ("ground", dict(color=(120, 130, 80), at=0.0)),
+        ("highway", dict(at=0.1, to=0.4)),
+    )),
+    "Houston": Signature("houston skyline over buffalo bayou", (0.45, 0.55), (
+        ("towers", dict(x0=0.15, x1=0.85, tall=(0.15, 0.4), wide=(0.03, 0.05), palette=GLASS,
+                        glass=True)),
+        ("bayou", dict(at=0.0)),
+    )),
+    "Austin": Signature("lady bird lake and the hill country", (0.45, 0.55), (
+        ("hills", dict(color=(95, 125, 70), at=0.0, amp=0.08, rough=0.6, haze=0.2)),
+        ("towers", dict(x0=0.3, x1=0.7, at=0.0, tall=(0.06, 0.2), wide=(0.02, 0.04),
+                        palette=GLASS)),
+        ("trees", dict(kind="round", at=0.01, rows=1, count=20, height=0.05, color=(60, 110, 50))),
+        ("water", dict(color=(60, 105, 95), at=0.03, glints=40)),
+    )),
+    "Las Vegas": Signature("the strip under red rock canyon", (0.5, 0.6), (
+        ("hills", dict(color=(170, 85, 60), at=0.0, amp=0.2, rough=1.2, haze=0.1)),
+        ("strip", dict(x0=0.25, x1=0.75, at=0.02, tall=(0.08, 0.25))),
+        ("ground", dict(color=(200, 160, 110), at=0.02)),
+    )),
+    "Salt Lake City": Signature("the wasatch range and the temple", (0.45, 0.55), (
+        ("hills", dict(color=SNOWY_ROCK, at=0.0, amp=0.3, rough=1.3, sharp=True, snow=0.08)),
+        ("ground", dict(color=(120, 130, 90), at=0.0)),
+        ("landmark", dict(kind="spires", x=0.5, at=0.1, height=0.3, color=(235, 232, 225))),
+        ("trees", dict(kind="round", at=0.1, rows=1, count=14, height=0.06, color=(60, 110, 50))),
+    )),
+    "Portland": Signature("douglas firs and mount hood", (0.55, 0.65), (
+        ("peak", dict(color=(140, 145, 165), x=0.5, width=0.6, height=0.5, shape="spire",
+                      snow=0.15, haze=0.3)),
+        ("ground", dict(color=(40, 75, 45), at=0.0)),
+        ("trees", dict(kind="fir", at=0.0, rows=3, count=18, height=0.2, color=(20, 65, 40))),
+    )),
+    "Minneapolis": Signature("the chain of lakes and birches", (0.4, 0.5), (
+        ("towers", dict(x0=0.6, x1=0.85, tall=(0.05, 0.14), wide=(0.015, 0.03),
+                        palette=GLASS)),
+        ("ground", dict(color=(80, 130, 60), at=-0.005)),
+        ("water", dict(color=(55, 95, 130), at=0.0, to=0.25, glints=50)),
+        ("ground", dict(color=(90, 140, 60), at=0.25)),
+        ("trees", dict(kind="birch", at=0.3, rows=1, count=7, height=0.55, color=(120, 170, 70))),
+    )),
+    "Lake Tahoe": Signature("alpine lake tahoe ringed by pines", (0.35, 0.45), (
+        ("hills", dict(color=SNOWY_ROCK, at=0.0, amp=0.16, rough=1.0, snow=0.06, haze=0.2)),
+        ("trees", dict(kind="pine", at=0.0, rows=1, count=50, height=0.05, color=(30, 75, 45))),
+        ("water", dict(color=(20, 110, 160), at=0.01, glints=30)),
+        ("trees", dict(kind="pine", at=0.35, rows=1, count=8, height=0.45, color=(25, 70, 40),
+                       xs=(0.0, 0.25))),
+        ("trees", dict(kind="pine", at=0.35, rows=1, count=8, height=0.45, color=(25, 70, 40),
+                       xs=(0.8, 1.0))),
+    )),
+    "Nashville": Signature("broadway honky-tonk neon", (0.55, 0.65), (
+        ("avenue", dict(palette=(*BRICK, (110, 80, 60)), rise=0.12, near=0.2, neon=True)),
+    )),
+    "New Orleans": Signature("french quarter iron balconies", (0.55, 0.65), (
+        ("avenue", dict(palette=CREOLE, rise=0.1, near=0.15, balconies=True)),
+    )),
+    "Honolulu": Signature("waikiki and diamond head", (0.45, 0.55), (
+        ("peak", dict(color=(110, 120, 80), x=0.72, width=0.6, height=0.2, shape="crater")),
+        ("beach", dict(sea=(30, 140, 180), sand=(240, 220, 170), shore=0.25)),
+        ("towers", dict(x0=-0.1, x1=0.35, at=0.0, tall=(0.06, 0.14), wide=(0.02, 0.035),
+                        palette=((235, 235, 230), (220, 215, 200)))),
+        ("palms", dict(xs=(0.0, 0.5), count=3, at=0.35, height=0.45)),
+    )),
+    "Anchorage": Signature("the chugach mountains over the inlet", (0.5, 0.6), (
+        ("hills", dict(color=SNOWY_ROCK, at=0.0, amp=0.35, rough=1.5, sharp=True, snow=0.15)),
+        ("water", dict(color=(80, 100, 115), at=0.0, to=0.2, glints=20)),
+        ("trees", dict(kind="fir", at=0.2, rows=2, count=30, height=0.15, color=(25, 55, 40))),
+    )),
+    "Asheville": Signature("the blue ridge mountains", (0.55, 0.65), (
+        ("ridges", dict(count=5, color=(60, 90, 150), at=0.2, amp=0.12)),
+        ("ground", dict(color=(55, 95, 55), at=0.2)),
+        ("trees", dict(kind="round", at=0.25, rows=1, count=30, height=0.08, color=(50, 100, 50))),
+    )),
+    "Burlington": Signature("green mountains in maple and pine", (0.45, 0.55), (
+        ("hills", dict(color=(60, 110, 70), at=0.0, amp=0.18, rough=0.6, haze=0.3)),
+        ("hills", dict(color=(70, 120, 60), at=0.08, amp=0.12, rough=0.8)),
+        ("trees", dict(kind="maple", at=0.15, rows=3, count=24, height=0.12, color=(200, 90, 30))),
+    )),
+}  # fmt: skip
+
+
+# --- measurement ----------------------------------------------------------------------------
+
+
+def held_out(per_combination: int, seed_base: int = 50_000_000) -> list[LandmarkParams]:
+    """Every geography x time x weather, `per_combination` seeds each, far from training's."""
+    combos = [(g, t, w) for g in SIGNATURES for t in TIMES for w in WEATHER]
+    return [
+        LandmarkParams(*combo, seed=seed_base + i * len(combos) + k)
+        for i in range(per_combination)
+        for k, combo in enumerate(combos)
+    ]

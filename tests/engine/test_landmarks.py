@@ -1,0 +1,56 @@
+"""The landmark scenes: every built-in geography drawn by its signature, seeded, captioned with
+its landmark words, 16:9 at any size, and recognisable by the project's classifier."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from engine.training.landmark_report import recognition
+from engine.training.landmarks import SIGNATURES, LandmarkParams, draw
+from engine.training.scenes import TIMES, WEATHER
+
+CATALOG = Path(__file__).parents[2] / "app/services/catalog/geographies.toml"
+
+
+def test_every_built_in_geography_has_a_signature():
+    built_in = tomllib.loads(CATALOG.read_text())["geography"]
+    assert set(SIGNATURES) == {g["name"] for g in built_in}
+    words = [s.words for s in SIGNATURES.values()]
+    assert len(set(words)) == len(words)  # a caption names one place
+
+
+def test_a_seed_is_one_composition_at_any_size_and_captions_name_the_place():
+    params = LandmarkParams("San Francisco Bay Area", "golden", "clear", seed=11)
+    assert params.caption == "mission peak above the bay at golden hour, clear"
+    small = draw(params)
+    assert small.size == (256, 144) and small.tobytes() == draw(params).tobytes()
+    large = draw(params, (1920, 1080))
+    assert large.size == (1920, 1080)
+    # The same picture, only sharper: the large one seen at the small size is the small one.
+    seen = np.asarray(large.resize(small.size, Image.Resampling.BOX), np.float64)
+    assert np.abs(seen - np.asarray(small, np.float64)).mean() < 12
+    other = np.asarray(draw(LandmarkParams(*params.__dict__.values())), np.float64)
+    assert np.array_equal(other, np.asarray(small, np.float64))
+    moved = np.asarray(draw(LandmarkParams("San Francisco Bay Area", "golden", "clear", 12)))
+    assert np.abs(moved.astype(float) - np.asarray(small, float)).mean() > 3  # recomposed
+
+
+def test_every_geography_draws_in_every_light():
+    brightness = {t: [] for t in TIMES}
+    for geography in SIGNATURES:
+        for time in TIMES:
+            for weather in WEATHER:
+                image = np.asarray(draw(LandmarkParams(geography, time, weather, 3)), float)
+                assert image.std() > 10, (geography, time, weather)
+                brightness[time].append(image.mean())
+    assert max(brightness["night"]) < min(brightness["day"])
+
+
+def test_the_classifier_names_each_geography_on_held_out_seeds():
+    scores = recognition(per_combination=2, fit_per_combination=10)
+    assert set(scores) == set(SIGNATURES)
+    assert min(scores.values()) >= 0.9, sorted(scores.items(), key=lambda kv: kv[1])[:3]
