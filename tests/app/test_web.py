@@ -83,6 +83,11 @@ def fill_brief(page: Page, photo: Path) -> None:
     page.get_by_label("Call to action").fill("Order online")
     page.get_by_label("Web address (shown with a QR code)").fill("harborcoffee.com")
     page.get_by_label("Tagline").fill("Good mornings start here")
+    # A voice-over: its spoken length against the spot's, as it is typed.
+    page.get_by_label("Voice-over (optional)").fill("Fresh espresso, roasted every morning.")
+    expect(page.locator("#voiceover-note")).to_contain_text(
+        re.compile(r"about \d+\.\d s spoken; a 15 s spot has room for about \d+ s")
+    )
 
 
 def tab(page: Page, name: str) -> None:
