@@ -336,55 +336,51 @@ def generate(
 def bench(
     preset: str = typer.Option("mini-sd"),
     task: str = typer.Option("text-to-image"),
-    recipe: str = typer.Option("exact"),
+    method: list[str] = typer.Option(
+        ["balanced"], help="A recipe, or a peer: deepcache:N, tomesd:R (repeat for several)."
+    ),
     steps: int = typer.Option(None),
     size: str = typer.Option(None, help="WIDTHxHEIGHT"),
-    runs: int = typer.Option(3, min=1),
+    prompt: list[str] = typer.Option(None, help="Default: four held out from tuning."),
+    seed: list[int] = typer.Option(None, help="Default: 101, 202, 303."),
     suite: str = typer.Option(
         None, help="cpu or gpu: every recipe on the suite's presets, one JSON line each."
     ),
     budget_s: float = typer.Option(3000, help="With --suite: stop starting runs after this."),
-    markdown_out: Path = typer.Option(None, "--markdown", help="With --suite: also a table."),
+    markdown_out: Path = typer.Option(None, "--markdown", help="Also write a markdown table."),
 ) -> None:
-    """Plain diffusers against the engine on the same seeds: one JSON line of medians."""
+    """Plain diffusers against each method on every prompt x seed (adjacent pairs): one JSON
+    line per method, with the speedup's median and range and the mean and worst fidelity."""
     import json
 
     from engine import EngineError, Task
-    from engine.bench import SUITES, markdown
+    from engine.bench import HELD_OUT_PROMPTS, HELD_OUT_SEEDS, SUITES, markdown
     from engine.bench import bench as run_bench
     from engine.bench import suite as run_suite
 
     settings = Settings()
+    where = {"model_dir": settings.resolved_model_dir, "device": settings.device}
+    cases = {"prompts": prompt or HELD_OUT_PROMPTS, "seeds": seed or HELD_OUT_SEEDS}
     if suite is not None:
         if suite not in SUITES:
             raise _fail(f"unknown suite {suite!r}; one of: {', '.join(SUITES)}")
+        rows = list(run_suite(suite, budget_s=budget_s, **where, **cases))
+    else:
         rows = []
-        for row in run_suite(
-            suite,
-            runs=runs,
-            budget_s=budget_s,
-            model_dir=settings.resolved_model_dir,
-            device=settings.device,
-        ):
-            typer.echo(json.dumps(row))
-            rows.append(row)
-        if markdown_out:
-            markdown_out.write_text(markdown(rows) + "\n")
-        return
-    try:
-        row = run_bench(
-            preset,
-            Task(task),
-            recipe=recipe,
-            steps=steps,
-            size=_size(size) if size else None,
-            runs=runs,
-            model_dir=settings.resolved_model_dir,
-            device=settings.device,
-        )
-    except (EngineError, ValueError) as exc:
-        raise _fail(str(exc)) from exc
-    typer.echo(json.dumps(row))
+        for name in method:
+            try:
+                rows.append(
+                    run_bench(
+                        preset, Task(task), method=name, steps=steps,
+                        size=_size(size) if size else None, **where, **cases,
+                    )
+                )  # fmt: skip
+            except (EngineError, ValueError) as exc:
+                raise _fail(str(exc)) from exc
+    for row in rows:
+        typer.echo(json.dumps(row))
+    if markdown_out:
+        markdown_out.write_text(markdown(rows) + "\n")
 
 
 @cli.command()

@@ -120,24 +120,34 @@ def test_generate_errors(tmp_path, photo_file):
         assert "Traceback" not in run.stderr
 
 
-def test_bench_matches_plain_diffusers(tmp_path):
-    run = spotforge(tmp_path, "bench", "--preset", "tiny-sd", "--runs", "2", "--steps", "4")
+def test_bench_pairs_every_prompt_and_seed_with_plain_diffusers(tmp_path):
+    table = tmp_path / "bench.md"
+    run = spotforge(
+        tmp_path, "bench", "--preset", "tiny-sd", "--steps", "4",
+        "--method", "exact", "--method", "deepcache:2",
+        "--prompt", "a red shoe on a rock", "--prompt", "a blue car", "--seed", "1", "--seed", "2",
+        "--markdown", str(table),
+    )  # fmt: skip
     assert run.returncode == 0, run.stderr
-    row = json.loads(run.stdout)
-    assert {
-        "preset",
-        "task",
-        "recipe",
-        "steps",
-        "size",
-        "baseline_s",
-        "engine_s",
-        "speedup",
-        "psnr_db",
-        "ssim",
-    } <= set(row)
-    assert (row["preset"], row["steps"], row["size"]) == ("tiny-sd", 4, "256x256")
-    assert math.isinf(row["psnr_db"]) and row["ssim"] == 1.0  # exact recipe: same pixels
+    exact, peer = (json.loads(line) for line in run.stdout.splitlines())
+    for row in (exact, peer):
+        assert (row["preset"], row["steps"], row["size"], row["pairs"]) == (
+            "tiny-sd",
+            4,
+            "256x256",
+            4,
+        )
+        assert row["clock"] == "process CPU"
+        low, high = row["speedup_range"]
+        assert low <= row["speedup"] <= high
+    # Our exact recipe is the plain pipeline's pictures; the peer's are close, not the same.
+    assert math.isinf(exact["psnr_worst"]) and exact["ssim_mean"] == 1.0
+    assert peer["method"] == "deepcache:2" and peer["skipped_blocks"] is None
+    assert 10 < peer["psnr_worst"] <= peer["psnr_mean"] < math.inf
+    assert "| tiny-sd | text-to-image | deepcache:2 |" in table.read_text()
+
+    wrong = spotforge(tmp_path, "bench", "--preset", "tiny-sd", "--method", "deepcache")
+    assert wrong.returncode == 1 and "unknown method 'deepcache'" in wrong.stderr
 
 
 def test_models_list(tmp_path):
