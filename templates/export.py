@@ -43,8 +43,9 @@ class Tier:
 
 
 # x264's frame threads make its rate control depend on timing, so two encodes of the same
-# frames differ; one thread makes the same variant the same file (measured no slower here,
-# where two threads already draw the frames beside it).
+# frames differ, and so do its slice threads under the constant bitrate (measured: three
+# encodes, three files); one thread makes the same variant the same file (measured no slower
+# here, where two threads already draw the frames beside it).
 DETERMINISTIC = ("-threads", "1")
 FINAL = Tier(
     "final",

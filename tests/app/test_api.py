@@ -94,7 +94,9 @@ def photo(tmp_path) -> Path:
     return path
 
 
-@pytest.mark.backends
+# On PostgreSQL alone: the browser journeys walk the same flow on SQLite, and this one renders
+# finals, the costliest thing a test does.
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
 def test_the_whole_flow_through_the_api(app_server, photo, tmp_path):
     with app_server() as url:
         api = client(url, sign_up(url, "Harbor Coffee", "owner@harbor.test"))

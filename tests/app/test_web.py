@@ -75,7 +75,8 @@ def fill_brief(page: Page, photo: Path) -> None:
     page.locator("#templates .thumbnail-item").nth(1).click()  # the product hero
     expect(page.locator("#template input")).to_have_value("Product hero")
     page.locator("#photos input[type=file]").set_input_files(photo)
-    expect(page.locator("#photos")).to_contain_text(photo.name)
+    # Gradio sets a file's stem and extension apart; the cell is named by the whole name.
+    expect(page.locator("#photos").get_by_role("cell", name=photo.name)).to_be_visible()
     page.get_by_label("Product", exact=True).fill("Espresso")
     page.get_by_label("Headline").fill("Fresh espresso, fast")
     page.get_by_label("Body").fill("Roasted on the harbor every morning.")
@@ -273,6 +274,10 @@ def test_mistakes_show_a_clear_message(browser, app_server, photo, tmp_path):
         tab(page, "2 · Storyboard")
         first = page.locator("#board .thumbnail-item img").first
         expect(first).to_be_visible(timeout=MINUTE)
+        # A gallery shows its <img> before the picture has arrived: wait for the pixels.
+        page.wait_for_function(
+            "img => img.complete && img.naturalWidth > 0", arg=first.element_handle()
+        )
         shot = Image.open(io.BytesIO(first.screenshot())).convert("RGB")
         r, g, b = np.asarray(shot, dtype=float).reshape(-1, 3).mean(axis=0)
         assert g > r + 40 and g > b + 20, (r, g, b)  # the storefront's green, not a generated sky

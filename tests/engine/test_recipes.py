@@ -62,14 +62,14 @@ def unet_batch_rows(engine, request) -> tuple[list[int], object]:
         hook.remove()
 
 
-def test_fast_guides_only_the_first_fifth_of_the_steps(engine):
+def test_fast_guides_only_the_first_steps(engine):
     rows, fast = unet_batch_rows(engine, mini("mountain lake at night", "fast", steps=20))
-    assert rows == [2] * 4 + [1] * 16  # [uncond, cond] rows, then the conditional row alone
+    assert rows == [2] * 3 + [1] * 17  # [uncond, cond] rows, then the conditional row alone
     exact = engine.generate(mini("mountain lake at night", steps=20))
     assert psnr(fast.images, exact.images) >= RECIPES["fast"].min_psnr_db
     # The cut lives in one call, not in the shared pipeline: the next call guides throughout.
-    rows, _ = unet_batch_rows(engine, mini("desert dunes", "balanced", steps=8))
-    assert rows == [2] * 8
+    rows, _ = unet_batch_rows(engine, mini("desert dunes", "balanced", steps=10))
+    assert rows == [2] * 7 + [1] * 3
 
 
 def test_guidance_is_cut_only_where_pipelines_double_their_tensors(engine):
@@ -101,3 +101,33 @@ def test_shared_prompts_are_encoded_once(engine):
     before = cache.misses
     engine.generate(mini("green mountains at golden hour", seed=11))
     assert cache.misses == before  # prompt and empty negative prompt both reused
+
+
+def test_a_cached_step_runs_only_the_last_up_layer(engine):
+    """`fresh="layer"`: between full steps the whole down path and every up layer but the
+    last are reused; the last one reads the input convolution's features joined to them."""
+    unet = engine.pool.get("mini-sd").base.unet
+    config = RECIPES["balanced"].unet
+    assert config.fresh == "layer"
+    runs = {"down": 0, "last up layer": 0}
+    # A cache hook answers in place of a block's forward, so what runs inside it is watched.
+    watched = {
+        "down": unet.down_blocks[0].resnets[0].conv1,
+        "last up layer": unet.up_blocks[-1].resnets[-1].conv1,
+    }
+    hooks = [
+        module.register_forward_pre_hook(lambda m, a, name=name: _tick(runs, name))
+        for name, module in watched.items()
+    ]
+    try:
+        engine.generate(mini("desert dunes at night", "balanced", steps=20))
+    finally:
+        for hook in hooks:
+            hook.remove()
+    full = [s for s in range(20) if s < config.warmup_steps or s >= 20 - config.final_steps
+            or (s - config.warmup_steps) % config.interval == 0]  # fmt: skip
+    assert runs == {"down": len(full), "last up layer": 20}
+
+
+def _tick(runs: dict[str, int], name: str) -> None:
+    runs[name] += 1
