@@ -90,11 +90,13 @@ def bench(
                 height=height, recipe=recipe, priority=Priority.INTERACTIVE, **inputs,
             )  # fmt: skip
 
-        def plain(prompt: str, seed: int) -> list[Image.Image]:
-            kwargs = _plain_kwargs(
-                request_for(prompt, seed, "exact"), p, engine, width, height, steps or p.steps
-            )
-            out = pipe(**kwargs, generator=torch.Generator("cpu").manual_seed(seed))
+        def plain_kwargs(prompt: str, seed: int) -> dict[str, Any]:
+            request = request_for(prompt, seed, "exact")
+            return _plain_kwargs(request, p, engine, width, height, steps or p.steps)
+
+        def plain(prompt: str, seed: int, call=pipe) -> list[Image.Image]:
+            out = call(**plain_kwargs(prompt, seed),
+                       generator=torch.Generator("cpu").manual_seed(seed))  # fmt: skip
             if task.is_video:
                 frames = (np.clip(np.asarray(out.frames[0]), 0, 1) * 255).round()
                 return [Image.fromarray(f.astype(np.uint8)) for f in frames]
@@ -103,9 +105,6 @@ def bench(
         skipped: list[float] = []
 
         def ours(prompt: str, seed: int) -> list[Image.Image]:
-            if peer is not None:
-                with peer.applied(pipe):
-                    return plain(prompt, seed)
             # Each run pays for its own text encoding, as a request with a new prompt would.
             engine.pool.get(preset).forget_encodings()
             result = engine.generate(request_for(prompt, seed, method))
@@ -118,6 +117,13 @@ def bench(
             _sync(engine.device)
             return images, clock() - start
 
+        def method_run(prompt: str, seed: int) -> tuple[list[Image.Image], float]:
+            if peer is None:
+                return timed(ours, prompt, seed)
+            # A peer is attached (and, for MagCache, calibrated) outside the clock.
+            with peer.applied(pipe, plain_kwargs(read[prompt], seed)) as call:
+                return timed(plain, read[prompt], seed, call)
+
         # The words each prompt keeps, as the engine's model reads them (ours drop unknown
         # words), so the plain pipeline is asked the same; these runs also warm both paths.
         read = {
@@ -125,11 +131,16 @@ def bench(
             for prompt in prompts
         }
         plain(read[prompts[0]], seeds[0])
-        ours(prompts[0], seeds[0])
+        try:
+            method_run(prompts[0], seeds[0])
+        except Exception as exc:  # a peer's package may not support this model
+            if peer is None:
+                raise
+            raise ModelUnavailable(f"{method} does not run on {preset}: {exc!r}") from exc
         pairs = []
         for prompt in prompts:
             for seed in seeds:
-                mine, mine_s = timed(ours, read[prompt] if peer else prompt, seed)
+                mine, mine_s = method_run(prompt, seed)
                 base, base_s = timed(plain, read[prompt], seed)
                 pairs.append((base_s / mine_s, psnr(mine, base), ssim(mine, base)))
         speedups, psnrs, ssims = (np.array(column) for column in zip(*pairs, strict=True))
@@ -163,6 +174,7 @@ def _plain_kwargs(request: Request, preset, engine: Engine, width, height, steps
         height=height,
         width=width,
         output_type="np" if request.task.is_video else "pil",
+        **dict(preset.call_options),
     )
     if request.task.is_video:
         kwargs["num_frames"] = filled.num_frames
@@ -183,14 +195,18 @@ SUITES: dict[str, list[tuple[str, Task]]] = {
         ("mini-sd", Task.TEXT_TO_IMAGE),
         ("mini-sd", Task.IMAGE_TO_IMAGE),
         ("mini-sd", Task.INPAINT),
+        ("mini-dit", Task.TEXT_TO_IMAGE),
+        ("mini-dit", Task.IMAGE_TO_IMAGE),
         ("tiny-sd", Task.TEXT_TO_IMAGE),
         ("tiny-flux", Task.TEXT_TO_IMAGE),
         ("tiny-wan", Task.TEXT_TO_VIDEO),
     ],
-    # Real models, pulled beforehand; meant for a GPU (bf16/fp16 per preset). mini-sd first: it
-    # ships with Spotforge, so the suite measures something even where nothing was pulled.
+    # Real models, pulled beforehand; meant for a GPU (bf16/fp16 per preset). mini-sd and
+    # mini-dit first: they ship with Spotforge, so the suite measures something where nothing
+    # was pulled.
     "gpu": [
         ("mini-sd", Task.TEXT_TO_IMAGE),
+        ("mini-dit", Task.TEXT_TO_IMAGE),
         ("sdxl", Task.TEXT_TO_IMAGE),
         ("flux-schnell", Task.TEXT_TO_IMAGE),
         ("wan2.1-t2v-1.3b", Task.TEXT_TO_VIDEO),

@@ -20,6 +20,7 @@ import diffusers
 import torch
 from diffusers import DiffusionPipeline
 
+from engine.acceleration.block_cache import blocks_of
 from engine.acceleration.reuse import EncoderCache, attach_encoder_cache
 from engine.device import pick_dtype
 from engine.errors import ModelUnavailable
@@ -58,13 +59,18 @@ class LoadedModel:
         """Regional torch.compile: the denoiser's repeated blocks (diffusers' `_repeated_blocks`,
         e.g. a UNet's transformer blocks, Flux's double and single blocks), each class compiled
         once for all its instances, in seconds rather than a whole model's minutes. Their inputs
-        keep one shape from step to step, so steps trigger no recompiles; a new batch size or
-        resolution compiles once more. Not `fullgraph`: the transformer caches' hooks on these
-        blocks call code that torch.compile must leave out of the graph."""
+        keep one shape from step to step, so steps trigger no recompiles; a new batch size (as
+        when guidance stops) or resolution compiles once more. Not `fullgraph`: the caches'
+        hooks on these blocks call code that torch.compile must leave out of the graph. A model
+        that names no repeated blocks (SD3) has each of its transformer blocks compiled."""
         denoiser = getattr(self.base, "unet", None)
         if denoiser is None:
             denoiser = self.base.transformer
-        denoiser.compile_repeated_blocks()
+        if denoiser._repeated_blocks:
+            denoiser.compile_repeated_blocks()
+        else:
+            for block in blocks_of(denoiser):
+                block.compile()
 
     def forget_encodings(self) -> None:
         for cache in self.encoder_caches.values():
@@ -145,14 +151,22 @@ def load(
     else:
         try:
             base = DiffusionPipeline.from_pretrained(
-                source, dtype=torch_dtype, use_safetensors=True, local_files_only=True
-            )
+                source, dtype=torch_dtype, use_safetensors=True, local_files_only=True,
+                **_absent_components(source),
+            )  # fmt: skip
         except (OSError, ValueError) as exc:
             raise ModelUnavailable(f"cannot load {preset.id} from {source}: {exc}") from exc
     placed = torch.device("cpu") if stay_on_cpu else device
     base.to(placed)
     base.set_progress_bar_config(disable=True)
     return LoadedModel(preset, revision, base, placed, torch_dtype)
+
+
+def _absent_components(source: Path) -> dict[str, None]:
+    """Components the saved pipeline stores as absent, passed as absent: from_pretrained
+    refuses a missing one the pipeline class does not list as optional (SD3 without T5)."""
+    index = json.loads((source / "model_index.json").read_text())
+    return {name: None for name, value in index.items() if value == [None, None]}
 
 
 def pull(preset_id: str, model_dir: Path) -> Path:
@@ -256,4 +270,15 @@ def _directory_preset(path: Path) -> Preset:
             f"{path} holds a {index.get('_class_name')!r}, which Spotforge does not run"
         )
     like = next(p for p in PRESETS.values() if p.family == family)
-    return replace(like, id=str(path), repo=str(path), licence="see the model's own card")
+    # SD3 saved without T5 (like mini-dit) is called with no T5 tokens, as mini-dit is.
+    no_t5 = family == "sd3" and index.get("text_encoder_3") == [None, None]
+    return replace(
+        like,
+        id=str(path),
+        repo=str(path),
+        licence="see the model's own card",
+        bundled=False,
+        scene_trained=False,
+        skip_tasks=(),
+        call_options=(("max_sequence_length", 0),) if no_t5 else (),
+    )

@@ -29,6 +29,11 @@ PIPELINES: dict[str, dict[Task, str]] = {
         Task.IMAGE_TO_IMAGE: "StableDiffusionXLImg2ImgPipeline",
         Task.INPAINT: "StableDiffusionXLInpaintPipeline",
     },
+    "sd3": {
+        Task.TEXT_TO_IMAGE: "StableDiffusion3Pipeline",
+        Task.IMAGE_TO_IMAGE: "StableDiffusion3Img2ImgPipeline",
+        Task.INPAINT: "StableDiffusion3InpaintPipeline",
+    },
     "flux": {
         Task.TEXT_TO_IMAGE: "FluxPipeline",
         Task.IMAGE_TO_IMAGE: "FluxImg2ImgPipeline",
@@ -67,6 +72,9 @@ class Preset:
     # Trained only on engine.training's procedural scenes, so their classifier can say what
     # its pictures show (engine.judging); no classifier knows a hub model's pictures.
     scene_trained: bool = False
+    # Pipeline arguments this model is always called with (the plain diffusers baseline too).
+    call_options: tuple[tuple[str, object], ...] = ()
+    skip_tasks: tuple[Task, ...] = ()  # tasks of its family this model cannot do
 
     @property
     def offline(self) -> bool:
@@ -74,10 +82,12 @@ class Preset:
 
     @property
     def tasks(self) -> tuple[Task, ...]:
-        return tuple(PIPELINES[self.family])
+        return tuple(t for t in PIPELINES[self.family] if t not in self.skip_tasks)
 
     def pipeline_class(self, task: Task) -> str:
         try:
+            if task in self.skip_tasks:
+                raise KeyError(task)
             return PIPELINES[self.family][task]
         except KeyError:
             supported = ", ".join(t.value for t in self.tasks)
@@ -182,6 +192,24 @@ PRESETS: dict[str, Preset] = {
             scene_trained=True,
             description="Our own small Stable Diffusion: landscapes, skylines, streets, "
             "beaches, deserts, forests, snowy peaks and lakes, by day, golden hour or night.",
+        ),
+        # mini-dit: the same scenes drawn by an SD3-style transformer (engine.training.dit),
+        # so transformer caches are measured on a trained model.
+        Preset(
+            "mini-dit",
+            "sd3",
+            "Apache-2.0 (Spotforge; trained only on our procedural scenes)",
+            steps=20,
+            guidance=4.0,
+            width=128,
+            height=128,
+            bundled=True,
+            scene_trained=True,
+            call_options=(("max_sequence_length", 0),),  # no T5: no T5 tokens
+            # SD3's inpaint pipeline takes a 16-channel latent space; this one is mini-sd's 4.
+            skip_tasks=(Task.INPAINT,),
+            description="Our own small Stable Diffusion 3 (a diffusion transformer): the same "
+            "landscapes and times of day as mini-sd.",
         ),
         # Fixed-seed random weights built in-process (tests, benchmarks).
         Preset(

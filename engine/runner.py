@@ -139,6 +139,7 @@ def run_batch(
         "width": first.width,
         "generator": [torch.Generator("cpu").manual_seed(r.request.seed) for r in batch],
         "output_type": "np" if task.is_video else "pil",
+        **dict(model.preset.call_options),
     }
     if any(r.request.negative_prompt for r in batch):
         kwargs["negative_prompt"] = [r.request.negative_prompt for r in batch]

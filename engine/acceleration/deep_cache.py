@@ -20,6 +20,8 @@ import torch
 from diffusers.hooks import HookRegistry, ModelHook
 from diffusers.models.unets.unet_2d_condition import UNet2DConditionOutput
 
+from engine.acceleration.schedule import StepClock, extrapolate, last_rows
+
 HOOK = "spotforge_deep_cache"
 
 
@@ -71,10 +73,8 @@ class CacheStats:
 @dataclass
 class _State:
     config: DeepCacheConfig
-    scheduler: object
+    clock: StepClock
     stats: CacheStats
-    first_index: int | None = None
-    step: int = 0
     rows: int = 0  # batch rows of this call: halves when guidance stops (acceleration.guidance)
     full: bool = True
     predicted: bool = False  # this step runs no UNet
@@ -83,41 +83,21 @@ class _State:
     # (step, UNet output) at the last two steps that ran the UNet
     outputs: list[tuple[int, torch.Tensor]] = field(default_factory=list)
 
+    @property
+    def step(self) -> int:
+        return self.clock.step
+
     def begin_step(self, timestep) -> None:
         """Place this UNet call on the schedule and decide whether it runs in full."""
-        timesteps = self.scheduler.timesteps
-        t = torch.as_tensor(timestep, dtype=timesteps.dtype).flatten()[0].to(timesteps.device)
-        index = int(torch.argmin((timesteps - t).abs()))
-        if self.first_index is None:  # image-to-image starts part-way into the schedule
-            self.first_index = index
-        self.step = index - self.first_index
-        total = len(timesteps) - self.first_index
+        self.clock.place(timestep)
         c = self.config
-        since_full = (self.step - c.warmup_steps) % c.interval
-        in_edges = self.step < c.warmup_steps or self.step >= total - c.final_steps
-        self.full = in_edges or not since_full
+        self.full = self.clock.is_full(c.interval, c.warmup_steps, c.final_steps)
         self.predicted = (
             not self.full
             and c.predict_every > 0
-            and since_full % c.predict_every == 0
+            and self.clock.since_full(c.interval, c.warmup_steps) % c.predict_every == 0
             and len(self.outputs) == 2
         )
-
-
-def _extrapolate(points: list[tuple[int, torch.Tensor]], step: int, rows: int) -> torch.Tensor:
-    """First-order Taylor step from the last two (step, value) points."""
-    (s0, f0), (s1, f1) = ((s, _last_rows(f, rows)) for s, f in points)
-    return f1 + (f1 - f0) * ((step - s1) / (s1 - s0))
-
-
-def _last_rows(value, rows: int):
-    """A cached block output cut to this call's batch. When guidance stops, the unconditional
-    rows (the first half) go and the conditional ones remain, so the last rows are kept."""
-    if isinstance(value, torch.Tensor):
-        return value if value.shape[0] == rows else value[-rows:]
-    if isinstance(value, tuple):
-        return tuple(_last_rows(v, rows) for v in value)
-    return value
 
 
 class _LeaderHook(ModelHook):
@@ -134,7 +114,7 @@ class _LeaderHook(ModelHook):
         state.rows = (kwargs["sample"] if "sample" in kwargs else args[0]).shape[0]
         if state.predicted:
             state.stats.skipped += self.blocks
-            sample = _extrapolate(state.outputs, state.step, state.rows)
+            sample = extrapolate(state.outputs, state.step, state.rows)
             return UNet2DConditionOutput(sample) if kwargs.get("return_dict", True) else (sample,)
         output = self.fn_ref.original_forward(*args, **kwargs)
         sample = output[0] if isinstance(output, tuple) else output.sample
@@ -164,11 +144,11 @@ class _DeepBlockHook(ModelHook):
             return self.last
         state.stats.skipped += 1
         if self.feeds_fresh and state.config.extrapolate and len(state.history) == 2:
-            return _extrapolate(state.history, state.step, state.rows)
-        return _last_rows(self.last, state.rows)
+            return extrapolate(state.history, state.step, state.rows)
+        return last_rows(self.last, state.rows)
 
 
-class _CountHook(ModelHook):
+class CountHook(ModelHook):
     """On the modules that always run: counted for the skipped fraction."""
 
     def __init__(self, stats: CacheStats):
@@ -183,13 +163,13 @@ class _CountHook(ModelHook):
 def apply_deep_cache(unet, scheduler, config: DeepCacheConfig, stats: CacheStats) -> None:
     """Attach DeepCache to a `UNet2DConditionModel` for one pipeline call; `remove_deep_cache`
     afterwards. `scheduler` is the pipeline's: its timesteps place each call on the schedule."""
-    state = _State(config, scheduler, stats)
+    state = _State(config, StepClock(scheduler), stats)
     cached, fresh = _split(unet, config.fresh)
     _register(unet, _LeaderHook(state, blocks=len(cached) + len(fresh)))
     for module in cached:
         _register(module, _DeepBlockHook(state, feeds_fresh=module is cached[-1]))
     for module in fresh:
-        _register(module, _CountHook(stats))
+        _register(module, CountHook(stats))
 
 
 def _split(unet, fresh: str) -> tuple[list[torch.nn.Module], list[torch.nn.Module]]:

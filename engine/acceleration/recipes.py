@@ -5,10 +5,11 @@
   small error budget (PSNR >= 30 dB against exact).
 - fast: long-interval caching, guidance on the first steps only (PSNR >= 24 dB against exact).
 
-UNets take DeepCache (ours: diffusers has no UNet cache); transformers take diffusers' own
-first-block cache (balanced) and TaylorSeer in its lite form, which skips whole steps and
-extrapolates the output (fast). A recipe is attached for one pipeline call and removed after
-it, so no cache state outlives a request.
+UNets take DeepCache (ours: diffusers has no UNet cache; Ma et al. 2024, branch 0). Transformers
+take our block cache (engine.acceleration.block_cache) on a fixed schedule: `balanced` reuses the
+whole stack's residual between full steps, as MagCache and FORA do on the steps they skip;
+`fast` forecasts it with a first-order Taylor step, as TaylorSeer does. A recipe is attached for
+one pipeline call and removed after it, so no cache state outlives a request.
 
 Our Triton kernels are not in these recipes: swapped into SD 1.5 and Flux-width models on an
 H200 they measured level or slower at interactive batch sizes (docs/benchmarks.md), so
@@ -17,14 +18,16 @@ H200 they measured level or slower at interactive batch sizes (docs/benchmarks.m
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-from diffusers.hooks import FirstBlockCacheConfig, TaylorSeerCacheConfig
-
+from engine.acceleration.block_cache import (
+    BlockCacheConfig,
+    apply_block_cache,
+    remove_block_cache,
+)
 from engine.acceleration.deep_cache import (
     CacheStats,
     DeepCacheConfig,
@@ -35,13 +38,26 @@ from engine.acceleration.guidance import GuidanceInterval
 
 
 @dataclass(frozen=True)
+class Denoising:
+    """What a recipe does to one kind of denoiser: its step cache, and classifier-free
+    guidance on the early steps only."""
+
+    cache: DeepCacheConfig | BlockCacheConfig
+    guidance: GuidanceInterval | None = None
+
+
+@dataclass(frozen=True)
 class Recipe:
     name: str
     summary: str
     min_psnr_db: float | None  # error budget against `exact`; None: float tolerance only
-    unet: DeepCacheConfig | None = None
-    transformer: Callable[[], object] | None = None  # a diffusers cache config, made per call
-    guidance: GuidanceInterval | None = None  # classifier-free guidance on early steps only
+    unet: Denoising | None = None
+    transformer: Denoising | None = None
+
+    def for_pipe(self, pipe) -> Denoising | None:
+        if getattr(pipe, "unet", None) is not None:
+            return self.unet
+        return self.transformer if getattr(pipe, "transformer", None) is not None else None
 
 
 @dataclass
@@ -65,29 +81,38 @@ RECIPES: dict[str, Recipe] = {
         Recipe("exact", "plain diffusers numerics, batched", None),
         Recipe(
             "balanced",
-            "DeepCache every 6th step, guidance on the first 70 % of steps / first-block cache",
+            "DeepCache every 6th step, guidance on the first 70 % of steps / block cache every "
+            "4th step",
             30.0,
             # Tuned on mini-sd on prompts and seeds the bench holds out (docs/benchmarks.md):
             # a cached step runs the last up layer alone, and a third warm-up step gave 2 dB
             # for the same count of full steps.
-            unet=DeepCacheConfig(interval=6, warmup_steps=3, final_steps=1, fresh="layer"),
-            guidance=GuidanceInterval(0.7),
-            transformer=lambda: FirstBlockCacheConfig(threshold=0.08),
+            unet=Denoising(
+                DeepCacheConfig(interval=6, warmup_steps=3, final_steps=1, fresh="layer"),
+                GuidanceInterval(0.7),
+            ),
+            # Tuned on mini-dit on prompts and seeds the bench holds out (docs/benchmarks.md):
+            # the whole stack's residual reused (order 0) beat computing the first and last
+            # blocks, and beat the Taylor forecast, at the same count of full steps; guidance
+            # on fewer steps saved almost nothing (batch 2 costs little more than 1 there).
+            transformer=Denoising(
+                BlockCacheConfig(interval=4, warmup_steps=3, final_steps=1, order=0)
+            ),
         ),
         Recipe(
             "fast",
-            "DeepCache every 10th step, guidance on the first 15 % of steps / TaylorSeer",
+            "DeepCache every 10th step, guidance on the first 15 % of steps / block cache every "
+            "8th step (forecast), guidance on the first 30 %",
             24.0,
             # Measured on mini-sd (docs/benchmarks.md): extrapolating the deep features or whole
             # UNet outputs lost more fidelity than a longer plain interval, so neither is used.
-            unet=DeepCacheConfig(interval=10, warmup_steps=2, final_steps=1, fresh="layer"),
-            guidance=GuidanceInterval(0.15),
-            transformer=lambda: TaylorSeerCacheConfig(
-                cache_interval=3,
-                disable_cache_before_step=2,
-                max_order=1,
-                taylor_factors_dtype=torch.float32,
-                use_lite_mode=True,  # skip whole blocks; predict only the final projection
+            unet=Denoising(
+                DeepCacheConfig(interval=10, warmup_steps=2, final_steps=1, fresh="layer"),
+                GuidanceInterval(0.15),
+            ),
+            transformer=Denoising(
+                BlockCacheConfig(interval=8, warmup_steps=3, final_steps=1, order=1),
+                GuidanceInterval(0.3),
             ),
         ),
     ]
@@ -105,43 +130,19 @@ def get_recipe(name: str) -> Recipe:
 def applied(pipe, recipe: Recipe) -> Iterator[RecipeRun]:
     """The recipe attached to `pipe` for the duration of one call."""
     stats = CacheStats()
-    run = RecipeRun(stats, recipe.guidance)
-    if recipe.guidance is not None:
-        run.tensor_inputs = recipe.guidance.tensor_inputs(pipe)
-    unet, transformer = getattr(pipe, "unet", None), getattr(pipe, "transformer", None)
+    plan = recipe.for_pipe(pipe)
+    if plan is None:
+        yield RecipeRun(stats)
+        return
+    run = RecipeRun(stats, plan.guidance)
+    if plan.guidance is not None:
+        run.tensor_inputs = plan.guidance.tensor_inputs(pipe)
     with ExitStack() as stack:
-        if recipe.unet is not None and unet is not None:
-            apply_deep_cache(unet, pipe.scheduler, recipe.unet, stats)
-            stack.callback(remove_deep_cache, unet)
-        elif recipe.transformer is not None and transformer is not None:
-            transformer.enable_cache(recipe.transformer())
-            stack.callback(transformer.disable_cache)
-            for handle in _count_block_runs(transformer, stats):
-                stack.callback(handle.remove)
+        # Removal is registered first: an attach that fails part-way leaves no hook behind.
+        if isinstance(plan.cache, DeepCacheConfig):
+            stack.callback(remove_deep_cache, pipe.unet)
+            apply_deep_cache(pipe.unet, pipe.scheduler, plan.cache, stats)
+        else:
+            stack.callback(remove_block_cache, pipe.transformer)
+            apply_block_cache(pipe.transformer, pipe.scheduler, plan.cache, stats)
         yield run
-
-
-# Lists of transformer blocks in the diffusers models we run (Flux, Wan, LTX).
-BLOCK_LISTS = ("transformer_blocks", "single_transformer_blocks", "blocks")
-
-
-def _count_block_runs(transformer, stats: CacheStats) -> list:
-    """Count block evaluations that really ran, and those a cache hook answered instead.
-
-    Cache hooks replace a block's forward, so hooks on the block itself fire either way; the
-    block's first normalisation layer runs only when the block really computes."""
-    handles = []
-    for name in BLOCK_LISTS:
-        for block in getattr(transformer, name, None) or []:
-            inner = next(m for n, m in block.named_children() if n.startswith("norm"))
-
-            handles += [
-                block.register_forward_pre_hook(lambda m, a: _tally(stats, skipped=1)),
-                inner.register_forward_pre_hook(lambda m, a: _tally(stats, skipped=-1, computed=1)),
-            ]
-    return handles
-
-
-def _tally(stats: CacheStats, skipped: int = 0, computed: int = 0) -> None:
-    stats.skipped += skipped
-    stats.computed += computed

@@ -1,5 +1,6 @@
-"""What a trained mini-sd is shown by: a grid of its scenes, how well a classifier recognises what
-it draws, and a model card with the data, the plan, the loss curve and the licence."""
+"""What a trained model (mini-sd, mini-dit) is shown by: a grid of its scenes, how well a
+classifier recognises what it draws, and a model card with the data, the plan, the loss curve
+and the licence."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import torch
 from PIL import Image, ImageDraw, ImageFont
 
+from engine.presets import Preset
 from engine.training.classifier import SceneClassifier
 from engine.training.model import vocabulary
 from engine.training.scenes import ARCHETYPES, TIMES, SceneParams
@@ -24,31 +26,58 @@ def archetype_prompt(archetype: str) -> str:
     return SceneParams(archetype, "day", "clear", 0).caption
 
 
-def generate(pipe, prompt: str, seeds: range, steps: int, guidance: float) -> list[Image.Image]:
-    """One image per seed, the engine's way: a CPU generator seeded per image."""
+# What each model's card says it is, and the training stages its loss table shows.
+MODELS = {
+    "mini-sd": (
+        "Spotforge's own small latent diffusion model: the Stable Diffusion 1.x architecture in "
+        "miniature (AutoencoderKL, CLIP text encoder, conditional UNet, epsilon prediction on "
+        "the scaled-linear schedule), so it runs through the standard diffusers "
+        "text-to-image, image-to-image and inpaint pipelines. Output 128x128.",
+        RUN_ORDER,
+        ("vae", "text_encoder", "unet"),
+    ),
+    "mini-dit": (
+        "Spotforge's own small diffusion transformer: the Stable Diffusion 3 architecture in "
+        "miniature (an MMDiT with joint caption-image attention, two CLIP text encoders, no "
+        "T5, rectified-flow training, the flow-matching Euler sampler), on mini-sd's "
+        "autoencoder, so it runs through the standard diffusers SD3 pipelines "
+        "(`text_encoder_3=None`). Output 128x128.",
+        ("dit",),
+        ("vae", "text_encoder", "text_encoder_2", "transformer"),
+    ),
+}
+
+
+def generate(
+    pipe, prompt: str, seeds: range, steps: int, guidance: float, **options
+) -> list[Image.Image]:
+    """One image per seed, the engine's way: a CPU generator seeded per image. `options` are
+    the preset's `call_options`."""
     with torch.inference_mode():
         return pipe(
             [prompt] * len(seeds),
             num_inference_steps=steps,
             guidance_scale=guidance,
             generator=[torch.Generator().manual_seed(s) for s in seeds],
+            **options,
         ).images
 
 
 def archetype_accuracy(
-    pipe, steps: int, guidance: float, seeds: int = EVAL_SEEDS
+    pipe, steps: int, guidance: float, seeds: int = EVAL_SEEDS, **options
 ) -> dict[str, float]:
     """Per archetype: the share of `seeds` images from its caption the classifier recognises."""
     classifier = SceneClassifier.fit()
     return {
         archetype: classifier.accuracy(
-            generate(pipe, archetype_prompt(archetype), range(seeds), steps, guidance), archetype
+            generate(pipe, archetype_prompt(archetype), range(seeds), steps, guidance, **options),
+            archetype,
         )
         for archetype in ARCHETYPES
     }
 
 
-def grid(pipe, steps: int, guidance: float, seed: int = 0) -> Image.Image:
+def grid(pipe, steps: int, guidance: float, seed: int = 0, **options) -> Image.Image:
     """Archetype (rows) x time of day (columns), clear weather, one seed, labelled."""
     size, label = 128, 150
     font = ImageFont.load_default(size=14)
@@ -65,6 +94,7 @@ def grid(pipe, steps: int, guidance: float, seed: int = 0) -> Image.Image:
                 num_inference_steps=steps,
                 guidance_scale=guidance,
                 generator=[torch.Generator().manual_seed(seed) for _ in prompts],
+                **options,
             ).images
         for col, image in enumerate(images):
             sheet.paste(image, (label + col * size, 24 + row * size))
@@ -72,37 +102,31 @@ def grid(pipe, steps: int, guidance: float, seed: int = 0) -> Image.Image:
 
 
 def write_card(
-    plan: Plan, work: Path, out: Path, grid_path: Path, steps: int, guidance: float, command: str
+    plan: Plan, work: Path, out: Path, grid_path: Path, preset: Preset, command: str
 ) -> dict[str, float]:
     """Grid and accuracy of the pipeline in `out`, and its model card `out/README.md`."""
-    from diffusers import StableDiffusionPipeline
+    from engine.loading import load
 
-    pipe = StableDiffusionPipeline.from_pretrained(
-        out, dtype=torch.float32, use_safetensors=True, local_files_only=True
-    )
-    pipe.set_progress_bar_config(disable=True)
+    pipe = load(str(out), Path("var/models"), torch.device("cpu")).base
+    options = dict(preset.call_options)
+    steps, guidance = preset.steps, preset.guidance
     grid_path.parent.mkdir(parents=True, exist_ok=True)
-    grid(pipe, steps, guidance).save(grid_path)
-    accuracy = archetype_accuracy(pipe, steps, guidance)
-    params = {
-        name: sum(p.numel() for p in getattr(pipe, name).parameters())
-        for name in ("vae", "text_encoder", "unet")
-    }
-    (out / "README.md").write_text(
-        _card(plan, work, params, accuracy, steps, guidance, command, grid_path)
-    )
+    grid(pipe, steps, guidance, **options).save(grid_path)
+    accuracy = archetype_accuracy(pipe, steps, guidance, **options)
+    parts = MODELS[preset.id][2]
+    params = {name: sum(p.numel() for p in getattr(pipe, name).parameters()) for name in parts}
+    (out / "README.md").write_text(_card(preset, plan, work, params, accuracy, command, grid_path))
     return accuracy
 
 
-def _card(plan, work, params, accuracy, steps, guidance, command, grid_path) -> str:
-    seconds = sum(rows[-1][2] for s in RUN_ORDER if (rows := read_losses(work, s)))
+def _card(preset: Preset, plan, work, params, accuracy, command, grid_path) -> str:
+    summary, stages, _ = MODELS[preset.id]
+    steps, guidance = preset.steps, preset.guidance
+    seconds = sum(rows[-1][2] for s in stages if (rows := read_losses(work, s)))
     lines = [
-        "# mini-sd",
+        f"# {preset.id}",
         "",
-        "Spotforge's own small latent diffusion model: the Stable Diffusion 1.x architecture in "
-        "miniature (AutoencoderKL, CLIP text encoder, conditional UNet, epsilon prediction on "
-        "the scaled-linear schedule), so it runs through the standard diffusers "
-        "text-to-image, image-to-image and inpaint pipelines. Output 128x128.",
+        summary,
         "",
         "**Licence:** Apache-2.0. Trained from scratch by Spotforge only on procedural scenes "
         "drawn by `engine/training/scenes.py`; no third-party images or weights.",
@@ -123,8 +147,7 @@ def _card(plan, work, params, accuracy, steps, guidance, command, grid_path) -> 
         "|---|---|",
         *(f"| {name} | {n / 1e6:.2f} M |" for name, n in params.items()),
         "",
-        f"Weights stored in float16 safetensors. Defaults: {steps} Euler steps, guidance "
-        f"{guidance:g}.",
+        f"Weights stored in float16 safetensors. Defaults: {steps} steps, guidance {guidance:g}.",
         "",
         "## Training",
         "",
@@ -139,7 +162,7 @@ def _card(plan, work, params, accuracy, steps, guidance, command, grid_path) -> 
         "",
         "| stage | " + " | ".join(f"{10 * (i + 1)} %" for i in range(10)) + " |",
         "|---|" + "---|" * 10,
-        *(_loss_row(work, stage) for stage in RUN_ORDER),
+        *(_loss_row(work, stage) for stage in stages),
         "",
         "## Evaluation",
         "",
@@ -173,4 +196,4 @@ def _gaps(accuracy: dict[str, float], bar: float = 0.8) -> str:
     below = [f"{ARCHETYPES[a]} ({v:.0%})" for a, v in accuracy.items() if v < bar]
     if not below:
         return f"Every archetype is recognised in at least {bar:.0%} of seeds."
-    return f"Below the {bar:.0%} bar: {', '.join(below)}. A longer UNet run should close this."
+    return f"Below the {bar:.0%} bar: {', '.join(below)}. A longer run should close this."

@@ -15,6 +15,9 @@ Stages, each resumable from its last checkpoint in the work directory:
              encoder is frozen, so the latents the UNet learned are unchanged;
 6. export  : a diffusers pipeline in safetensors (its model card: engine.training.card).
 
+mini-dit (`train_dit`) takes the same data and mini-sd's trained autoencoder, and trains its
+transformer and text encoders together in one stage, `dit`.
+
 Every random draw comes from a generator seeded by (seed, stage, step), so a run resumed from a
 checkpoint takes exactly the steps an uninterrupted run takes.
 """
@@ -33,14 +36,16 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
+from diffusers import AutoencoderKL
 from tqdm.auto import tqdm
 
+from engine.training import dit
 from engine.training import model as arch
 from engine.training.scenes import ARCHETYPES, TIMES, WEATHER, SceneParams, draw
 
 # The order gives each stage its random stream (`_step_seed`), so a stage added later goes last
 # and leaves the others' draws untouched; `train` runs them in their data-flow order.
-STAGES = ("vae", "vae-whole", "unet", "decoder", "unet-tune")
+STAGES = ("vae", "vae-whole", "unet", "decoder", "unet-tune", "dit")
 RUN_ORDER = ("vae", "vae-whole", "unet", "unet-tune", "decoder")
 CAPTION_FORMS = ("full", "no-weather", "no-time", "archetype", "empty")
 # How often each caption form is trained: mostly whole captions, some shortened so a prompt
@@ -71,6 +76,9 @@ class Plan:
     decoder_lr: float = 2e-4
     warmup: int = 100
     min_snr_gamma: float = 5.0
+    dit_steps: int = 3000
+    dit_batch: int = 64
+    dit_lr: float = 3e-4
     checkpoint_every: int = 100
 
     def steps(self, stage: str) -> int:
@@ -80,6 +88,7 @@ class Plan:
             "unet": self.unet_steps,
             "unet-tune": self.unet_tune_steps,
             "decoder": self.decoder_steps,
+            "dit": self.dit_steps,
         }[stage]
 
 
@@ -123,11 +132,75 @@ def train(plan: Plan, work: Path, out: Path, threads: int | None = None) -> Path
     return out
 
 
+def train_dit(plan: Plan, work: Path, out: Path, base: Path, threads: int | None = None) -> Path:
+    """Run (or resume) mini-dit's one stage on the autoencoder of the mini-sd pipeline in
+    `base`; write the pipeline to `out`."""
+    if threads:
+        torch.set_num_threads(threads)
+    work.mkdir(parents=True, exist_ok=True)
+    _check_plan(plan, work)
+    images, _ = _data(plan, work)
+    vae = AutoencoderKL.from_pretrained(base / "vae", torch_dtype=torch.float32).eval()
+    latents = _latents(work, vae, images)
+    tokenizer = arch.tokenizer()
+    torch.manual_seed(plan.seed + 2)
+    pipe = dit.pipeline(
+        vae, dit.text_encoder(len(tokenizer)), dit.text_encoder(len(tokenizer)), dit.transformer()
+    )
+    _train_dit(plan, work, pipe, latents)
+    for part in (pipe.text_encoder, pipe.text_encoder_2, pipe.transformer):
+        part.eval()
+    out.mkdir(parents=True, exist_ok=True)
+    pipe.to(dtype=torch.float16).save_pretrained(out, safe_serialization=True)
+    return out
+
+
+def _train_dit(plan: Plan, work: Path, pipe, latents: dict[str, torch.Tensor]) -> None:
+    """Rectified flow (SD3's objective): the transformer predicts noise - data at a point on
+    the straight line between them, with SD3's logit-normal weighting of where on it."""
+    form_odds = torch.tensor(CAPTION_WEIGHTS)
+    scale = float(latents["scale"])
+
+    def step_loss(g: torch.Generator) -> torch.Tensor:
+        pick = torch.randint(len(latents["mean"]), (plan.dit_batch,), generator=g)
+        mean, std = latents["mean"][pick], latents["std"][pick]
+        z = (mean + std * torch.randn(mean.shape, generator=g)) * scale
+        forms = torch.multinomial(form_odds, plan.dit_batch, replacement=True, generator=g)
+        prompts = [
+            caption(scene_params(i), CAPTION_FORMS[f])
+            for i, f in zip(pick.tolist(), forms.tolist(), strict=True)
+        ]
+        sigma = torch.sigmoid(torch.randn(plan.dit_batch, generator=g))
+        noise = torch.randn(z.shape, generator=g)
+        s = sigma.view(-1, 1, 1, 1)
+        states, _, pooled, _ = pipe.encode_prompt(
+            prompts, None, None, device="cpu", do_classifier_free_guidance=False,
+            max_sequence_length=dit.T5_TOKENS,
+        )  # fmt: skip
+        predicted = pipe.transformer(
+            hidden_states=(1 - s) * z + s * noise,
+            encoder_hidden_states=states,
+            pooled_projections=pooled,
+            timestep=sigma * 1000,
+        ).sample
+        return F.mse_loss(predicted, noise - z)
+
+    modules = {
+        "text_encoder": pipe.text_encoder,
+        "text_encoder_2": pipe.text_encoder_2,
+        "transformer": pipe.transformer,
+    }
+    for module in modules.values():
+        module.train()
+    _loop(plan, work, "dit", modules, plan.dit_lr, step_loss)
+
+
 def _check_plan(plan: Plan, work: Path) -> None:
     """Refuse to resume a work directory made with another plan: the result would be neither."""
     path = work / "plan.json"
     if path.exists():
-        before = json.loads(path.read_text())
+        # A field added since the run began counts at its default (older runs still resume).
+        before = {**asdict(Plan()), **json.loads(path.read_text())}
         if before != asdict(plan):
             now = asdict(plan)
             changed = sorted(k for k in before.keys() | now.keys() if before.get(k) != now.get(k))

@@ -150,6 +150,33 @@ def test_bench_pairs_every_prompt_and_seed_with_plain_diffusers(tmp_path):
     assert wrong.returncode == 1 and "unknown method 'deepcache'" in wrong.stderr
 
 
+def test_bench_runs_each_peer_on_the_model_family_it_is_for(tmp_path):
+    unet = spotforge(
+        tmp_path, "bench", "--preset", "tiny-sd", "--steps", "4", "--method", "tgate:2",
+        "--prompt", "a red shoe on a rock", "--seed", "1",
+    )  # fmt: skip
+    assert unet.returncode == 0, unet.stderr
+    peers = ["pab:2", "taylorseer:2", "magcache:0.5", "cachedit:0.5", "cachedit-ts:0.5"]
+    transformer = spotforge(
+        tmp_path, "bench", "--preset", "mini-dit", "--steps", "10",
+        *(arg for peer in peers for arg in ("--method", peer)),
+        "--prompt", "city skyline at night, clear", "--seed", "1",
+    )  # fmt: skip
+    assert transformer.returncode == 0, transformer.stderr
+    rows = [json.loads(line) for line in (unet.stdout + transformer.stdout).splitlines()]
+    assert [row["method"] for row in rows] == ["tgate:2", *peers]
+    for row in rows:
+        # Each changed the picture (it ran) and kept it recognisably the same (it was attached
+        # to the pipeline it was meant for, not a broken one).
+        assert 12 < row["psnr_worst"] < math.inf, row
+    # diffusers' first-block cache cannot run SD3's last block (it returns no caption states):
+    # said as such, not as a traceback.
+    fbc = spotforge(tmp_path, "bench", "--preset", "mini-dit", "--steps", "4", "--method",
+                    "fbc:0.1", "--prompt", "lake", "--seed", "1")  # fmt: skip
+    assert fbc.returncode == 1 and "fbc:0.1 does not run on mini-dit" in fbc.stderr
+    assert "Traceback" not in fbc.stderr
+
+
 def test_models_list(tmp_path):
     run = spotforge(tmp_path, "models", "list")
     lines = {line.split()[0]: line for line in run.stdout.splitlines()[1:]}

@@ -3,10 +3,15 @@ budgets against `exact`, and with no cache state carried from one request to the
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
+import torch
 
 from engine import InvalidRequest
-from engine.acceleration import RECIPES
+from engine.acceleration import RECIPES, CacheStats
+from engine.acceleration.block_cache import BlockCacheConfig, apply_block_cache, remove_block_cache
 from engine.bench import psnr
 from engine.requests import ImageToImage, Inpaint, Task, TextToImage
 from engine.training.scenes import SceneParams, draw
@@ -73,7 +78,7 @@ def test_fast_guides_only_the_first_steps(engine):
 
 
 def test_guidance_is_cut_only_where_pipelines_double_their_tensors(engine):
-    interval = RECIPES["fast"].guidance
+    interval = RECIPES["fast"].unet.guidance
     mini_sd = engine.pool.get("mini-sd")
     for task in (Task.TEXT_TO_IMAGE, Task.IMAGE_TO_IMAGE, Task.INPAINT):
         assert "prompt_embeds" in interval.tensor_inputs(mini_sd.pipeline(task))
@@ -83,10 +88,36 @@ def test_guidance_is_cut_only_where_pipelines_double_their_tensors(engine):
 
 
 def test_transformer_recipes_run_on_flux(engine):
+    """Flux's double- and single-stream blocks are one chain: the middle one is cached."""
     exact = engine.generate(TextToImage(preset="tiny-flux", prompt="a shop", steps=8))
     fast = engine.generate(TextToImage(preset="tiny-flux", prompt="a shop", steps=8, recipe="fast"))
-    assert fast.skipped_blocks > 0.3
+    config = RECIPES["fast"].transformer.cache
+    full = [s for s in range(8) if s < config.warmup_steps or s >= 8 - config.final_steps
+            or (s - config.warmup_steps) % config.interval == 0]  # fmt: skip
+    blocks, middle = 3, 3 - config.front - config.back  # tiny-flux: 1 double + 2 single
+    assert fast.skipped_blocks == pytest.approx((8 - len(full)) * middle / (8 * blocks))
     assert fast.images[0].size == exact.images[0].size
+    assert psnr(fast.images, exact.images) < math.inf
+
+
+def test_a_model_called_twice_a_step_keeps_each_guidance_branch_apart(engine):
+    """Wan runs its conditional and unconditional branches as two calls at the same step: each
+    branch forecasts from its own residuals (mixed, the Taylor step would divide by zero)."""
+    pipe = engine.pool.get("tiny-wan").pipeline(Task.TEXT_TO_VIDEO)
+    config = BlockCacheConfig(interval=2, warmup_steps=1, final_steps=1, front=0, back=1)
+    kwargs = dict(prompt="a shop", num_inference_steps=6, num_frames=5, height=64, width=64,
+                  output_type="np")  # fmt: skip
+    exact = pipe(**kwargs, generator=torch.Generator().manual_seed(1)).frames
+    stats = CacheStats()
+    apply_block_cache(pipe.transformer, pipe.scheduler, config, stats)
+    try:
+        cached = pipe(**kwargs, generator=torch.Generator().manual_seed(1)).frames
+    finally:
+        remove_block_cache(pipe.transformer)
+    # 6 steps x 2 branches; steps 2 and 4 are cached: block 0 of 2 skipped in 4 of 12 calls.
+    assert (stats.skipped, stats.computed) == (4, 20)
+    assert cached.shape == exact.shape and not np.array_equal(cached, exact)
+    assert np.abs(cached - exact).max() < 0.5
 
 
 def test_an_unknown_recipe_is_refused_at_submit(engine):
@@ -107,7 +138,7 @@ def test_a_cached_step_runs_only_the_last_up_layer(engine):
     """`fresh="layer"`: between full steps the whole down path and every up layer but the
     last are reused; the last one reads the input convolution's features joined to them."""
     unet = engine.pool.get("mini-sd").base.unet
-    config = RECIPES["balanced"].unet
+    config = RECIPES["balanced"].unet.cache
     assert config.fresh == "layer"
     runs = {"down": 0, "last up layer": 0}
     # A cache hook answers in place of a block's forward, so what runs inside it is watched.

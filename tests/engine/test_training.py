@@ -1,4 +1,4 @@
-"""Training mini-sd: seeded, resumable after a kill, and guarded against mixing plans."""
+"""Training mini-sd and mini-dit: seeded, resumable after a kill, guarded against mixing plans."""
 
 from __future__ import annotations
 
@@ -102,3 +102,28 @@ def test_the_tokenizer_reads_words_not_case_or_punctuation():
     assert tok("City Skyline at NIGHT, cloudy!").input_ids == plain
     assert tok.unk_token_id not in plain
     assert tok("skyline of Tokyo").input_ids.count(tok.unk_token_id) == 2
+
+
+def test_mini_dit_trains_on_mini_sds_autoencoder_into_a_plain_sd3_pipeline(tmp_path):
+    from diffusers import StableDiffusion3Pipeline
+
+    from engine.loading import BUNDLED_DIR
+    from engine.training.train import train_dit
+
+    plan = Plan(images=16, dit_steps=4, dit_batch=2, warmup=1, checkpoint_every=2)
+    out = train_dit(plan, tmp_path / "w", tmp_path / "out", BUNDLED_DIR / "mini-sd", threads=1)
+    assert [row[0] for row in read_losses(tmp_path / "w", "dit")] == [0, 1, 2, 3]
+    weights = load_file(out / "transformer" / "diffusion_pytorch_model.safetensors")
+    pipe = StableDiffusion3Pipeline.from_pretrained(
+        out, text_encoder_3=None, tokenizer_3=None, torch_dtype=torch.float32
+    )
+    image = pipe("lake at night", num_inference_steps=2, max_sequence_length=0).images[0]
+    assert image.size == (128, 128)
+    # The autoencoder is mini-sd's, untouched but for SD3's (zero) latent shift.
+    vae = load_file(out / "vae" / "diffusion_pytorch_model.safetensors")
+    base = load_file(BUNDLED_DIR / "mini-sd" / "vae" / "diffusion_pytorch_model.safetensors")
+    assert all(torch.equal(vae[k], base[k]) for k in base)
+    # Rerun on the finished work directory: nothing is trained again, the same weights come out.
+    train_dit(plan, tmp_path / "w", tmp_path / "out", BUNDLED_DIR / "mini-sd", threads=1)
+    again = load_file(out / "transformer" / "diffusion_pytorch_model.safetensors")
+    assert all(torch.equal(weights[k], again[k]) for k in weights)
