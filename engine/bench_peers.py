@@ -22,6 +22,13 @@ Transformers, diffusers' own hooks (`transformer.enable_cache`):
 Transformers, cache-dit (PyPI `cache-dit`):
 - `cachedit:T`: DBCache computing one front and one back block (F1B1), threshold T;
 - `cachedit-ts:T`: the same with its TaylorSeer calibrator (order 1), cache-dit's recommended pair.
+
+And ours at any setting, so that their curves can be set beside a peer's at the peer's speed
+(with guidance on every step, which no peer cuts):
+- `layercache:N`: our DeepCache (`engine.acceleration.deep_cache`), the recipes' kind: a full
+  step every N after 3, the last up layer alone between (UNets);
+- `stepcache:S`: our step cache (`engine.acceleration.step_cache`) with a share S of the steps
+  in full, the recipes' schedule shape (transformers).
 """
 
 from __future__ import annotations
@@ -39,6 +46,13 @@ import torch
 from diffusers.hooks import HookRegistry
 from diffusers.hooks.hooks import CacheContext, _set_cache_context
 
+from engine.acceleration.deep_cache import (
+    CacheStats,
+    DeepCacheConfig,
+    apply_deep_cache,
+    remove_deep_cache,
+)
+from engine.acceleration.step_cache import StepCacheConfig, apply_step_cache, remove_step_cache
 from engine.errors import ModelUnavailable
 
 # cache-dit logs each step of its set-up to stdout, where the bench writes its JSON lines.
@@ -242,6 +256,17 @@ def _cachedit(taylorseer: bool) -> Apply:
     return apply
 
 
+def _layercache(pipe, interval: float, _kwargs):
+    config = DeepCacheConfig(interval=int(interval), warmup_steps=3, final_steps=1, fresh="layer")
+    apply_deep_cache(pipe.unet, pipe.scheduler, config, CacheStats())
+    return pipe, lambda: remove_deep_cache(pipe.unet)
+
+
+def _stepcache(pipe, share: float, _kwargs):
+    apply_step_cache(pipe.transformer, pipe.scheduler, StepCacheConfig(share), CacheStats())
+    return pipe, lambda: remove_step_cache(pipe.transformer)
+
+
 # name -> (apply, the package it needs)
 PEERS: dict[str, tuple[Apply, str]] = {
     "deepcache": (_deepcache, "DeepCache"),
@@ -253,6 +278,8 @@ PEERS: dict[str, tuple[Apply, str]] = {
     "magcache": (_hook(_magcache), "diffusers"),
     "cachedit": (_cachedit(taylorseer=False), "cache_dit"),
     "cachedit-ts": (_cachedit(taylorseer=True), "cache_dit"),
+    "layercache": (_layercache, "engine"),
+    "stepcache": (_stepcache, "engine"),
 }
 
 

@@ -20,8 +20,8 @@ import diffusers
 import torch
 from diffusers import DiffusionPipeline
 
-from engine.acceleration.block_cache import blocks_of
 from engine.acceleration.reuse import EncoderCache, attach_encoder_cache
+from engine.acceleration.step_cache import blocks_of
 from engine.device import pick_dtype
 from engine.errors import ModelUnavailable
 from engine.offline import BUILDERS

@@ -6,9 +6,8 @@
 - fast: long-interval caching, guidance on the first steps only (PSNR >= 24 dB against exact).
 
 UNets take DeepCache (ours: diffusers has no UNet cache; Ma et al. 2024, branch 0). Transformers
-take our block cache (engine.acceleration.block_cache) on a fixed schedule: `balanced` reuses the
-whole stack's residual between full steps, as MagCache and FORA do on the steps they skip;
-`fast` forecasts it with a first-order Taylor step, as TaylorSeer does. A recipe is attached for
+take our step cache (engine.acceleration.step_cache): between full steps, crowded at the start
+of the schedule, the last full step's model output is reused whole. A recipe is attached for
 one pipeline call and removed after it, so no cache state outlives a request.
 
 Our Triton kernels are not in these recipes: swapped into SD 1.5 and Flux-width models on an
@@ -23,11 +22,6 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.acceleration.block_cache import (
-    BlockCacheConfig,
-    apply_block_cache,
-    remove_block_cache,
-)
 from engine.acceleration.deep_cache import (
     CacheStats,
     DeepCacheConfig,
@@ -35,6 +29,7 @@ from engine.acceleration.deep_cache import (
     remove_deep_cache,
 )
 from engine.acceleration.guidance import GuidanceInterval
+from engine.acceleration.step_cache import StepCacheConfig, apply_step_cache, remove_step_cache
 
 
 @dataclass(frozen=True)
@@ -42,7 +37,7 @@ class Denoising:
     """What a recipe does to one kind of denoiser: its step cache, and classifier-free
     guidance on the early steps only."""
 
-    cache: DeepCacheConfig | BlockCacheConfig
+    cache: DeepCacheConfig | StepCacheConfig
     guidance: GuidanceInterval | None = None
 
 
@@ -81,8 +76,8 @@ RECIPES: dict[str, Recipe] = {
         Recipe("exact", "plain diffusers numerics, batched", None),
         Recipe(
             "balanced",
-            "DeepCache every 6th step, guidance on the first 70 % of steps / block cache every "
-            "4th step",
+            "DeepCache every 6th step, guidance on the first 70 % of steps / a third of the "
+            "transformer steps in full, crowded at the start",
             30.0,
             # Tuned on mini-sd on prompts and seeds the bench holds out (docs/benchmarks.md):
             # a cached step runs the last up layer alone, and a third warm-up step gave 2 dB
@@ -92,17 +87,13 @@ RECIPES: dict[str, Recipe] = {
                 GuidanceInterval(0.7),
             ),
             # Tuned on mini-dit on prompts and seeds the bench holds out (docs/benchmarks.md):
-            # the whole stack's residual reused (order 0) beat computing the first and last
-            # blocks, and beat the Taylor forecast, at the same count of full steps; guidance
-            # on fewer steps saved almost nothing (batch 2 costs little more than 1 there).
-            transformer=Denoising(
-                BlockCacheConfig(interval=4, warmup_steps=3, final_steps=1, order=0)
-            ),
+            # 7 of 20 steps; guidance on fewer steps lost 2-4 dB for under a tenth of the time.
+            transformer=Denoising(StepCacheConfig(share=0.35)),
         ),
         Recipe(
             "fast",
-            "DeepCache every 10th step, guidance on the first 15 % of steps / block cache every "
-            "8th step (forecast), guidance on the first 30 %",
+            "DeepCache every 10th step, guidance on the first 15 % of steps / a quarter of the "
+            "transformer steps in full, crowded at the start",
             24.0,
             # Measured on mini-sd (docs/benchmarks.md): extrapolating the deep features or whole
             # UNet outputs lost more fidelity than a longer plain interval, so neither is used.
@@ -110,10 +101,7 @@ RECIPES: dict[str, Recipe] = {
                 DeepCacheConfig(interval=10, warmup_steps=2, final_steps=1, fresh="layer"),
                 GuidanceInterval(0.15),
             ),
-            transformer=Denoising(
-                BlockCacheConfig(interval=8, warmup_steps=3, final_steps=1, order=1),
-                GuidanceInterval(0.3),
-            ),
+            transformer=Denoising(StepCacheConfig(share=0.25)),
         ),
     ]
 }
@@ -143,6 +131,6 @@ def applied(pipe, recipe: Recipe) -> Iterator[RecipeRun]:
             stack.callback(remove_deep_cache, pipe.unet)
             apply_deep_cache(pipe.unet, pipe.scheduler, plan.cache, stats)
         else:
-            stack.callback(remove_block_cache, pipe.transformer)
-            apply_block_cache(pipe.transformer, pipe.scheduler, plan.cache, stats)
+            stack.callback(remove_step_cache, pipe.transformer)
+            apply_step_cache(pipe.transformer, pipe.scheduler, plan.cache, stats)
         yield run

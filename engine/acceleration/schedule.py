@@ -1,5 +1,5 @@
 """Where a denoiser call sits on the sampling schedule, whether a step cache computes it in
-full, and how a cached tensor is reused: shared by DeepCache (UNets) and the block cache
+full, and how a cached tensor is reused: shared by DeepCache (UNets) and the step cache
 (transformers)."""
 
 from __future__ import annotations

@@ -152,19 +152,22 @@ def test_bench_pairs_every_prompt_and_seed_with_plain_diffusers(tmp_path):
 
 def test_bench_runs_each_peer_on_the_model_family_it_is_for(tmp_path):
     unet = spotforge(
-        tmp_path, "bench", "--preset", "tiny-sd", "--steps", "4", "--method", "tgate:2",
-        "--prompt", "a red shoe on a rock", "--seed", "1",
+        tmp_path, "bench", "--preset", "tiny-sd", "--steps", "6", "--method", "tgate:2",
+        "--method", "layercache:2", "--prompt", "a red shoe on a rock", "--seed", "1",
     )  # fmt: skip
     assert unet.returncode == 0, unet.stderr
     peers = ["pab:2", "taylorseer:2", "magcache:0.5", "cachedit:0.5", "cachedit-ts:0.5"]
+    # Ours at a share of our choosing, on the plain pipeline: the recipe's pictures at its share.
+    ours = ["stepcache:0.35", "balanced"]
     transformer = spotforge(
         tmp_path, "bench", "--preset", "mini-dit", "--steps", "10",
-        *(arg for peer in peers for arg in ("--method", peer)),
+        *(arg for peer in [*peers, *ours] for arg in ("--method", peer)),
         "--prompt", "city skyline at night, clear", "--seed", "1",
     )  # fmt: skip
     assert transformer.returncode == 0, transformer.stderr
     rows = [json.loads(line) for line in (unet.stdout + transformer.stdout).splitlines()]
-    assert [row["method"] for row in rows] == ["tgate:2", *peers]
+    assert [row["method"] for row in rows] == ["tgate:2", "layercache:2", *peers, *ours]
+    assert rows[-2]["psnr_mean"] == rows[-1]["psnr_mean"]
     for row in rows:
         # Each changed the picture (it ran) and kept it recognisably the same (it was attached
         # to the pipeline it was meant for, not a broken one).

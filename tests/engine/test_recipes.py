@@ -11,7 +11,7 @@ import torch
 
 from engine import InvalidRequest
 from engine.acceleration import RECIPES, CacheStats
-from engine.acceleration.block_cache import BlockCacheConfig, apply_block_cache, remove_block_cache
+from engine.acceleration.step_cache import StepCacheConfig, apply_step_cache, remove_step_cache
 from engine.bench import psnr
 from engine.requests import ImageToImage, Inpaint, Task, TextToImage
 from engine.training.scenes import SceneParams, draw
@@ -88,34 +88,42 @@ def test_guidance_is_cut_only_where_pipelines_double_their_tensors(engine):
 
 
 def test_transformer_recipes_run_on_flux(engine):
-    """Flux's double- and single-stream blocks are one chain: the middle one is cached."""
+    """Flux (double- and single-stream blocks): the cached steps run none of them."""
     exact = engine.generate(TextToImage(preset="tiny-flux", prompt="a shop", steps=8))
     fast = engine.generate(TextToImage(preset="tiny-flux", prompt="a shop", steps=8, recipe="fast"))
-    config = RECIPES["fast"].transformer.cache
-    full = [s for s in range(8) if s < config.warmup_steps or s >= 8 - config.final_steps
-            or (s - config.warmup_steps) % config.interval == 0]  # fmt: skip
-    blocks, middle = 3, 3 - config.front - config.back  # tiny-flux: 1 double + 2 single
-    assert fast.skipped_blocks == pytest.approx((8 - len(full)) * middle / (8 * blocks))
+    full = RECIPES["fast"].transformer.cache.full_steps(8)
+    assert {0, 7} <= full and len(full) < 8
+    assert fast.skipped_blocks == pytest.approx((8 - len(full)) / 8)
     assert fast.images[0].size == exact.images[0].size
     assert psnr(fast.images, exact.images) < math.inf
 
 
 def test_a_model_called_twice_a_step_keeps_each_guidance_branch_apart(engine):
-    """Wan runs its conditional and unconditional branches as two calls at the same step: each
-    branch forecasts from its own residuals (mixed, the Taylor step would divide by zero)."""
+    """Wan runs its conditional and unconditional branches as two calls at the same step: on a
+    cached step each call gets its own branch's output back (mixed, guidance would vanish)."""
     pipe = engine.pool.get("tiny-wan").pipeline(Task.TEXT_TO_VIDEO)
-    config = BlockCacheConfig(interval=2, warmup_steps=1, final_steps=1, front=0, back=1)
+    config = StepCacheConfig(share=0.5, power=1.0)
+    assert config.full_steps(6) == {0, 2, 5}
     kwargs = dict(prompt="a shop", num_inference_steps=6, num_frames=5, height=64, width=64,
                   output_type="np")  # fmt: skip
     exact = pipe(**kwargs, generator=torch.Generator().manual_seed(1)).frames
     stats = CacheStats()
-    apply_block_cache(pipe.transformer, pipe.scheduler, config, stats)
+    outputs: list[torch.Tensor] = []
+    hook = pipe.transformer.register_forward_hook(lambda m, a, out: outputs.append(out[0]))
+    apply_step_cache(pipe.transformer, pipe.scheduler, config, stats)
     try:
         cached = pipe(**kwargs, generator=torch.Generator().manual_seed(1)).frames
     finally:
-        remove_block_cache(pipe.transformer)
-    # 6 steps x 2 branches; steps 2 and 4 are cached: block 0 of 2 skipped in 4 of 12 calls.
-    assert (stats.skipped, stats.computed) == (4, 20)
+        remove_step_cache(pipe.transformer)
+        hook.remove()
+    # 6 steps x 2 branches: steps 1, 3 and 4 cached, 2 blocks each call.
+    blocks = len(pipe.transformer.blocks)
+    assert (stats.skipped, stats.computed) == (6 * blocks, 6 * blocks)
+    by_step = [outputs[2 * s : 2 * s + 2] for s in range(6)]
+    for step, last_full in ((1, 0), (3, 2), (4, 2)):
+        for branch in (0, 1):
+            assert by_step[step][branch] is by_step[last_full][branch]
+    assert not torch.equal(by_step[1][0], by_step[1][1])
     assert cached.shape == exact.shape and not np.array_equal(cached, exact)
     assert np.abs(cached - exact).max() < 0.5
 

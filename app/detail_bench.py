@@ -1,0 +1,86 @@
+"""Effective detail lines (`engine.detail`) of the backgrounds finals show: every built-in place
+in every light, at several seeds, as `spotforge scene` writes them (1920x1080, before any
+overlay, made by the configured model); with `--procedural`, the landmark scenes the next model
+learns from, drawn natively at 1920x1080, for the same places, lights and seeds.
+
+    python -m app.detail_bench [--seeds 2] [--procedural] [--markdown table.md]
+
+Prints one JSON line per source: the median and worst lines over every picture, and each
+place's worst.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from PIL import Image
+
+from app.config import Settings
+from app.services import AppContext, library
+from app.services.context import open_engine
+from app.services.scene_look import FINAL_SIZE, scene
+from engine.detail import effective_lines
+from engine.training.landmarks import LandmarkParams, draw
+
+Source = Callable[[str, str, int], Image.Image]
+
+
+def measure(name: str, picture: Source, places: list[str], seeds: int) -> dict:
+    lines: dict[str, list[int]] = {}
+    for place in places:
+        for light in library.TIMES_OF_DAY:
+            for seed in range(seeds):
+                lines.setdefault(place, []).append(effective_lines(picture(place, light, seed)))
+    every = [n for per_place in lines.values() for n in per_place]
+    return {
+        "source": name,
+        "pictures": len(every),
+        "median": statistics.median(every),
+        "worst": min(every),
+        "best": max(every),
+        "worst_by_place": {place: min(n) for place, n in sorted(lines.items())},
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--procedural", action="store_true")
+    parser.add_argument("--markdown", type=Path)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as data:
+        settings = Settings(data_dir=Path(data))
+        ctx = AppContext.open(settings)
+        places = [p.name for p in library.builtin_views()[0]]
+        rows = []
+        with open_engine(settings) as engine:
+
+            def final(place: str, light: str, seed: int) -> Image.Image:
+                return scene(ctx, engine, place, preset=settings.model, light=light, seed=seed)
+
+            rows.append(measure(f"final ({settings.model})", final, places, args.seeds))
+        if args.procedural:
+
+            def procedural(place: str, light: str, seed: int) -> Image.Image:
+                params = LandmarkParams(place, light, "clear" if seed % 2 else "cloudy", seed)
+                return draw(params, FINAL_SIZE)
+
+            rows.append(measure("landmark scenes, drawn at 1080p", procedural, places, args.seeds))
+    for row in rows:
+        print(json.dumps(row))
+    if args.markdown:
+        head = "| source | pictures | median lines | worst | best |\n|---|---|---|---|---|\n"
+        body = "".join(
+            f"| {r['source']} | {r['pictures']} | {r['median']} | {r['worst']} | {r['best']} |\n"
+            for r in rows
+        )
+        args.markdown.write_text(head + body)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""Step caching for diffusion transformers, applied with a diffusers hook; the model code is not
+touched.
+
+On a cached step the transformer does not run: the pipeline gets the last full step's output
+again and the sampler moves on with it (the noise prediction reused, as AdaptiveDiffusion does:
+Ye et al. 2024, "Training-Free Adaptive Diffusion with Bounded Difference Approximation
+Strategy"; for a flow-matching model, the velocity). Full steps are dense where the picture
+forms and sparse where it settles: the k-th of n sits (k / (n - 1)) ** power of the way through
+the schedule, the shape of the per-step error curves MagCache calibrates (Ma et al. 2025,
+"MagCache: Fast Video Generation with Magnitude-Aware Cache"), fixed in advance, so it needs no
+calibration on a new model and costs the same on every prompt.
+
+Tried on mini-dit at the same count of full steps (docs/benchmarks.md): reusing the block
+stack's residual on the fresh input (MagCache, FORA, TeaCache) gave the same fidelity or a
+little less, at a cost per cached step; a Taylor forecast of it (TaylorSeer) and uniform
+schedules lost 1-6 dB; choosing full steps at run time from the input's change (EasyCache) and
+reusing the unconditional branch alone (FasterCache) did no better.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from diffusers.hooks import HookRegistry, ModelHook
+
+from engine.acceleration.deep_cache import CacheStats
+from engine.acceleration.schedule import StepClock, last_rows
+
+HOOK = "spotforge_step_cache"
+# Lists of transformer blocks in the diffusers models we run (SD3, Flux, Wan, LTX), in the
+# order the model calls them.
+BLOCK_LISTS = ("transformer_blocks", "single_transformer_blocks", "blocks")
+
+
+@dataclass(frozen=True)
+class StepCacheConfig:
+    share: float  # of the steps, computed in full (at least the first and the last)
+    power: float = 1.75  # > 1: full steps crowd the start of the schedule
+
+    def full_steps(self, total: int) -> set[int]:
+        count = min(total, max(2, math.ceil(self.share * total)))
+        steps = [0]
+        for k in range(1, count):  # where rounding would place two on one step, the next
+            at = round((total - 1) * (k / (count - 1)) ** self.power)
+            steps.append(min(max(at, steps[-1] + 1), total - count + k))
+        return set(steps)
+
+
+class _StepCacheHook(ModelHook):
+    """On the transformer: each call is one step's (or one guidance branch's) evaluation."""
+
+    def __init__(self, config: StepCacheConfig, clock: StepClock, stats: CacheStats, blocks: int):
+        super().__init__()
+        self.config, self.clock, self.stats, self.blocks = config, clock, stats, blocks
+        self.full: set[int] | None = None
+        self.last_step: int | None = None
+        self.branch = 0
+        # Per guidance branch: its output at its last full step. Pipelines that run the two
+        # branches as separate calls (Wan, Flux's true CFG) call twice per step.
+        self.outputs: dict[int, object] = {}
+
+    def new_forward(self, module, *args, **kwargs):
+        step = self.clock.place(kwargs["timestep"])
+        self.branch = self.branch + 1 if step == self.last_step else 0
+        self.last_step = step
+        if self.full is None:
+            self.full = self.config.full_steps(self.clock.total)
+        last = self.outputs.get(self.branch)
+        if step in self.full or last is None:
+            output = self.fn_ref.original_forward(*args, **kwargs)
+            self.outputs[self.branch] = output
+            self.stats.computed += self.blocks
+            return output
+        self.stats.skipped += self.blocks
+        return _with_rows(last, kwargs["hidden_states"].shape[0])
+
+
+def _with_rows(output, rows: int):
+    """The cached output cut to this call's batch (guidance may have halved it)."""
+    if isinstance(output, tuple):
+        return tuple(last_rows(v, rows) for v in output)
+    return type(output)(sample=last_rows(output.sample, rows))
+
+
+def blocks_of(transformer) -> list[torch.nn.Module]:
+    return [b for name in BLOCK_LISTS for b in getattr(transformer, name, None) or []]
+
+
+def apply_step_cache(transformer, scheduler, config: StepCacheConfig, stats: CacheStats) -> None:
+    """Attach the step cache for one pipeline call; `remove_step_cache` afterwards."""
+    hook = _StepCacheHook(config, StepClock(scheduler), stats, len(blocks_of(transformer)))
+    HookRegistry.check_if_exists_or_initialize(transformer).register_hook(hook, HOOK)
+
+
+def remove_step_cache(transformer) -> None:
+    HookRegistry.check_if_exists_or_initialize(transformer).remove_hook(HOOK, recurse=False)
