@@ -1,3 +1,5 @@
 """Recorded in every result, so a variant says which engine made it."""
 
-ENGINE_VERSION = "0.1.0"
+# Bumped whenever a recipe's numerics change, so that results cached under the old ones (keyed
+# by it) are made again. 0.2.0: transformer recipes became the step cache.
+ENGINE_VERSION = "0.2.0"

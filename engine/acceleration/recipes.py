@@ -1,9 +1,10 @@
 """Named acceleration recipes: what a request selects and a variant records.
 
 - exact: only what keeps results within float tolerance of plain diffusers.
-- balanced: step caching and guidance on most steps (engine.acceleration.guidance), with a
-  small error budget (PSNR >= 30 dB against exact).
-- fast: long-interval caching, guidance on the first steps only (PSNR >= 24 dB against exact).
+- balanced: step caching (and, on UNets, guidance on most steps: engine.acceleration.guidance),
+  with a small error budget (PSNR >= 30 dB against exact).
+- fast: long-interval caching (and, on UNets, guidance on the first steps only), PSNR >= 24 dB
+  against exact.
 
 UNets take DeepCache (ours: diffusers has no UNet cache; Ma et al. 2024, branch 0). Transformers
 take our step cache (engine.acceleration.step_cache): between full steps, crowded at the start
@@ -79,15 +80,16 @@ RECIPES: dict[str, Recipe] = {
             "DeepCache every 6th step, guidance on the first 70 % of steps / a third of the "
             "transformer steps in full, crowded at the start",
             30.0,
-            # Tuned on mini-sd on prompts and seeds the bench holds out (docs/benchmarks.md):
-            # a cached step runs the last up layer alone, and a third warm-up step gave 2 dB
-            # for the same count of full steps.
+            # Tuned on mini-sd on prompts and seeds apart from the bench's held-out ones
+            # (docs/benchmarks.md): a cached step runs the last up layer alone, and a third
+            # warm-up step gave 2 dB for the same count of full steps.
             unet=Denoising(
                 DeepCacheConfig(interval=6, warmup_steps=3, final_steps=1, fresh="layer"),
                 GuidanceInterval(0.7),
             ),
-            # Tuned on mini-dit on prompts and seeds the bench holds out (docs/benchmarks.md):
-            # 7 of 20 steps; guidance on fewer steps lost 2-4 dB for under a tenth of the time.
+            # Tuned on mini-dit on prompts and seeds apart from the bench's held-out ones
+            # (docs/benchmarks.md): 7 of 20 steps; guidance on fewer steps lost 2-4 dB for
+            # under a tenth of the time.
             transformer=Denoising(StepCacheConfig(share=0.35)),
         ),
         Recipe(

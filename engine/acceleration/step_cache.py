@@ -38,9 +38,19 @@ BLOCK_LISTS = ("transformer_blocks", "single_transformer_blocks", "blocks")
 class StepCacheConfig:
     share: float  # of the steps, computed in full (at least the first and the last)
     power: float = 1.75  # > 1: full steps crowd the start of the schedule
+    # Shorter schedules run every step: a few-step (distilled) model such as FLUX.1 [schnell]
+    # remakes the picture at each of its 4 steps, so no step's output stands in for another's.
+    min_steps: int = 10
+
+    def __post_init__(self):
+        if not (0 < self.share <= 1 and self.power > 0 and self.min_steps >= 2):
+            raise ValueError(f"step cache needs 0 < share <= 1, power > 0, min_steps >= 2: {self}")
 
     def full_steps(self, total: int) -> set[int]:
-        count = min(total, max(2, math.ceil(self.share * total)))
+        if total < self.min_steps:
+            return set(range(total))
+        # Rounded first so that a share such as 0.35 of 20 is 7 steps, not 8 by float error.
+        count = min(total, max(2, math.ceil(round(self.share * total, 9))))
         steps = [0]
         for k in range(1, count):  # where rounding would place two on one step, the next
             at = round((total - 1) * (k / (count - 1)) ** self.power)
@@ -80,8 +90,8 @@ class _StepCacheHook(ModelHook):
 def _with_rows(output, rows: int):
     """The cached output cut to this call's batch (guidance may have halved it)."""
     if isinstance(output, tuple):
-        return tuple(last_rows(v, rows) for v in output)
-    return type(output)(sample=last_rows(output.sample, rows))
+        return last_rows(output, rows)
+    return type(output)(**{name: last_rows(value, rows) for name, value in output.items()})
 
 
 def blocks_of(transformer) -> list[torch.nn.Module]:

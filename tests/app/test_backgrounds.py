@@ -72,7 +72,7 @@ def test_a_stored_background_is_what_the_request_regenerates(ctx, business_ids, 
     assert np.array_equal(pixels, again)
 
 
-def test_the_key_changes_with_anything_that_changes_the_pixels(ctx, business_ids):
+def test_the_key_changes_with_anything_that_changes_the_pixels(ctx, business_ids, monkeypatch):
     [geography] = pick(library.geographies(ctx, business_ids[0]), "Phoenix")
     [audience] = pick(library.audiences(ctx, business_ids[0]), "Families")
 
@@ -86,6 +86,10 @@ def test_the_key_changes_with_anything_that_changes_the_pixels(ctx, business_ids
     assert key() == key()
     # Retrained weights, another seed, another recipe: each a different result.
     assert len({key(), key(revision="bundled:b"), key(seed=2), key(recipe="fast")}) == 4
+    # So does an engine whose recipes compute differently: its old results are not hits.
+    before = key()
+    monkeypatch.setattr("app.services.backgrounds.ENGINE_VERSION", "0.1.0")
+    assert key() != before
 
 
 def test_two_businesses_in_one_place_get_two_pictures(ctx, business_ids, engine):

@@ -89,20 +89,38 @@ def test_guidance_is_cut_only_where_pipelines_double_their_tensors(engine):
 
 def test_transformer_recipes_run_on_flux(engine):
     """Flux (double- and single-stream blocks): the cached steps run none of them."""
-    exact = engine.generate(TextToImage(preset="tiny-flux", prompt="a shop", steps=8))
-    fast = engine.generate(TextToImage(preset="tiny-flux", prompt="a shop", steps=8, recipe="fast"))
-    full = RECIPES["fast"].transformer.cache.full_steps(8)
-    assert {0, 7} <= full and len(full) < 8
-    assert fast.skipped_blocks == pytest.approx((8 - len(full)) / 8)
+    exact, fast = (
+        engine.generate(TextToImage(preset="tiny-flux", prompt="a shop", steps=10, recipe=r))
+        for r in ("exact", "fast")
+    )
+    full = RECIPES["fast"].transformer.cache.full_steps(10)
+    assert {0, 9} <= full and len(full) < 10
+    assert fast.skipped_blocks == pytest.approx((10 - len(full)) / 10)
     assert fast.images[0].size == exact.images[0].size
     assert psnr(fast.images, exact.images) < math.inf
+    # At a few-step model's own 4 steps (FLUX.1 [schnell]'s) every step is computed.
+    exact, fast = (
+        engine.generate(TextToImage(preset="tiny-flux", prompt="a shop", steps=4, recipe=r))
+        for r in ("exact", "fast")
+    )
+    assert fast.skipped_blocks == 0 and psnr(fast.images, exact.images) == math.inf
+
+
+def test_step_cache_schedules_crowd_the_start_and_reject_nonsense():
+    balanced, fast = (RECIPES[r].transformer.cache for r in ("balanced", "fast"))
+    assert sorted(balanced.full_steps(20)) == [0, 1, 3, 6, 9, 14, 19]  # 0.35 x 20 is 7, not 8
+    assert sorted(fast.full_steps(20)) == [0, 2, 6, 11, 19]
+    assert balanced.full_steps(8) == fast.full_steps(8) == set(range(8))
+    for bad in (dict(share=0), dict(share=0.3, power=0), dict(share=1.5)):
+        with pytest.raises(ValueError, match="step cache needs"):
+            StepCacheConfig(**bad)
 
 
 def test_a_model_called_twice_a_step_keeps_each_guidance_branch_apart(engine):
     """Wan runs its conditional and unconditional branches as two calls at the same step: on a
     cached step each call gets its own branch's output back (mixed, guidance would vanish)."""
     pipe = engine.pool.get("tiny-wan").pipeline(Task.TEXT_TO_VIDEO)
-    config = StepCacheConfig(share=0.5, power=1.0)
+    config = StepCacheConfig(share=0.5, power=1.0, min_steps=6)
     assert config.full_steps(6) == {0, 2, 5}
     kwargs = dict(prompt="a shop", num_inference_steps=6, num_frames=5, height=64, width=64,
                   output_type="np")  # fmt: skip
