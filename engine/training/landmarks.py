@@ -6,7 +6,10 @@ few shared primitives (hills, a single peak, water, towers, an avenue, a beach, 
 back to front. A seed picks the composition (camera height, horizontal offset, zoom) and the
 detail, so one geography has many pictures. Everything is placed in fractions of the frame and
 drawn at the size asked (twice that, then downsampled, for small sizes), so a seed gives the
-same composition at 256x144 for training and at 1920x1080 for a look. Sky and light follow
+same composition at 256x144 for training and at 1920x1080 for a look. At sizes that can show
+it, grass, rock, forest canopy, gravel, sand and water carry a hard-edged texture (`_texture`),
+the detail a 1080p photograph has and an upscaler must learn; at 256x144 it would be below a
+pixel, so it is not drawn and training's pictures are as they were. Sky and light follow
 `scenes.py` (same colours per time of day, same dimming when cloudy).
 
 `python -m engine.training.landmark_report` measures how well the project's scene classifier
@@ -55,6 +58,9 @@ class _Canvas:
     horizon: float  # pixels from the top
     offset: float  # horizontal shift of the landmark, share of the width
     zoom: float  # landmark scale
+    # Surface texture draws from its own stream, so that textures (drawn only at sizes that
+    # show them) leave every other random choice, and so the composition, the same at any size.
+    grain: np.random.Generator
 
     @property
     def w(self) -> int:
@@ -96,6 +102,7 @@ def draw(params: LandmarkParams, size: tuple[int, int] = TRAIN_SIZE) -> Image.Im
         horizon,
         offset=float(rng.uniform(-0.12, 0.12)),
         zoom=float(rng.uniform(0.85, 1.2)),
+        grain=np.random.default_rng([params.seed, 1]),
     )
     for primitive, settings in signature.layers:
         PRIMITIVES[primitive](canvas, **settings)
@@ -156,21 +163,103 @@ def _sky(params, size, horizon, rng) -> Image.Image:
 # --- primitives: each draws one kind of thing, in shares of the frame -----------------------
 
 
-def _polygon_below(cv: _Canvas, ys: np.ndarray, color, x0: float = 0.0) -> None:
-    """Fill from the curve `ys` (one y per pixel column from x0) down to the frame's bottom."""
+def _polygon_below(
+    cv: _Canvas,
+    ys: np.ndarray,
+    color,
+    x0: float = 0.0,
+    texture: str | None = None,
+    haze=0.0,
+    nearest=False,
+) -> None:
+    """Fill from the curve `ys` (one y per pixel column from x0) down to the frame's bottom;
+    `texture` on its top part (what nearer layers, drawn over its base, leave in view)."""
     points = [(x0 + i, float(y)) for i, y in enumerate(ys)]
-    cv.draw.polygon([(x0, cv.h), *points, (x0 + len(ys) - 1, cv.h)], fill=color)
+    outline = [(x0, cv.h), *points, (x0 + len(ys) - 1, cv.h)]
+    cv.draw.polygon(outline, fill=color)
+    if texture:
+        foot = cv.h if nearest else float(np.max(ys)) + 0.12 * cv.h
+        _texture(cv, outline, color, texture, haze, down_to=foot)
 
 
-def ground(cv: _Canvas, color, at: float = 0.0) -> None:
-    cv.draw.rectangle((0, cv.y(at), cv.w, cv.h), fill=cv.lit(color, 0.08))
+# Surface textures: how far a facet's brightness strays from its surface's colour. Facets are
+# hard-edged and at least 5 px at 1080p, so they are detail the measure counts (engine.detail
+# filters 5x5), as grass, rock faces and leaves are in a photograph; smaller towards the
+# horizon. Where they would be under 2 px (training's 256x144) they are not drawn.
+TEXTURES = {"rock": 0.28, "grass": 0.26, "canopy": 0.3, "gravel": 0.22, "sand": 0.12, "water": 0.2}
+FACET = 0.009  # a facet's size on the horizon, share of the height (x 0.6 to 2.1 below it)
 
 
-def hills(cv, color, at=0.0, amp=0.15, rough=1.0, sharp=False, snow=0.0, haze=0.0) -> None:
+def _texture(cv: _Canvas, outline, color, kind: str, haze=0.0, down_to: float | None = None):
+    """Hard-edged facets of `color`, brighter and darker, inside the polygon `outline` (down to
+    `down_to`); `haze` (distance) makes them smaller and fainter."""
+    if FACET * 0.6 * cv.h < 2:
+        return
+    xs, ys = [p[0] for p in outline], [p[1] for p in outline]
+    x0, y0 = max(0, int(min(xs))), max(0, int(min(ys)))
+    x1, y1 = min(cv.w, int(max(xs)) + 1), min(cv.h, int(max(ys)) + 1)
+    if down_to is not None:
+        y1 = min(y1, int(down_to))
+    if x1 - x0 < 2 or y1 - y0 < 2:
+        return
+    mask = Image.new("L", (x1 - x0, y1 - y0), 0)
+    ImageDraw.Draw(mask).polygon([(x - x0, y - y0) for x, y in outline], fill=255)
+    layer = cv.image.crop((x0, y0, x1, y1))
+    d = ImageDraw.Draw(layer)
+    spread = TEXTURES[kind] * (1 - haze)
+    base = np.array(color, np.float32)
+    y = 0.0
+    while y < y1 - y0:
+        depth = np.clip((y0 + y - cv.horizon) / cv.h, 0.0, 0.6)
+        size = cv.h * FACET * (0.6 + 2.5 * depth) * (1 - 0.5 * haze)
+        count = int(1.4 * (x1 - x0) / size)
+        for cx, cy, bright, r in zip(
+            cv.grain.uniform(0, x1 - x0, count),
+            y + cv.grain.uniform(0, size, count),
+            cv.grain.uniform(1 - spread, 1 + spread, count),
+            cv.grain.uniform(0.5, 1.0, count) * size,
+            strict=True,
+        ):
+            fill = tuple(int(c) for c in (base * bright).clip(0, 255))
+            if kind == "grass":  # a blade, taller than wide
+                d.polygon([(cx - r * 0.3, cy), (cx + r * 0.3, cy), (cx, cy - 1.6 * r)], fill=fill)
+            elif kind == "rock":  # an angular facet
+                a = cv.grain.uniform(0, 2 * np.pi, 3)
+                d.polygon([(cx + r * np.cos(t), cy + r * np.sin(t)) for t in sorted(a)], fill=fill)
+            elif kind == "water":  # a ripple: long and flat
+                d.rectangle((cx - 2 * r, cy, cx + 2 * r, cy + max(0.35 * r, 2.5)), fill=fill)
+            else:  # crowns of trees, pebbles and sand grains: round, sand flattened
+                flat = 0.45 if kind == "sand" else 1.0
+                d.ellipse((cx - r, cy - r * flat, cx + r, cy + r * flat), fill=fill)
+        y += size * 0.7
+    cv.image.paste(layer, (x0, y0), mask)
+
+
+def ground(cv: _Canvas, color, at: float = 0.0, texture: str = "grass") -> None:
+    top, lit = cv.y(at), cv.lit(color, 0.08)
+    outline = [(0, top), (cv.w, top), (cv.w, cv.h), (0, cv.h)]
+    cv.draw.polygon(outline, fill=lit)
+    _texture(cv, outline, lit, texture)
+
+
+def hills(
+    cv,
+    color,
+    at=0.0,
+    amp=0.15,
+    rough=1.0,
+    sharp=False,
+    snow=0.0,
+    haze=0.0,
+    texture="rock",
+    nearest=False,
+) -> None:
     """A ridge across the frame whose base sits `at` below the horizon; `snow` caps the high
-    parts; `haze` blends toward the sky's horizon colour (distance)."""
+    parts; `haze` blends toward the sky's horizon colour (distance); `nearest`: nothing is
+    drawn over its foot, so it is textured down to the frame's bottom."""
     ridge = _ridge(cv.w, cv.y(at), amp * cv.h * cv.zoom, rough, cv.rng, sharp)
-    _polygon_below(cv, ridge, _hazed(cv, color, haze))
+    _polygon_below(cv, ridge, _hazed(cv, color, haze), texture=texture, haze=haze,
+                   nearest=nearest)  # fmt: skip
     if snow:
         _snowcap(cv, np.arange(cv.w), ridge, cv.y(at) - amp * cv.h * cv.zoom * 0.45, snow)
 
@@ -210,21 +299,25 @@ PROFILES = {
 }
 
 
-def peak(cv, color, x=0.5, width=0.6, height=0.3, at=0.0, shape="cone", snow=0.0, haze=0.0):
+def peak(cv, color, x=0.5, width=0.6, height=0.3, at=0.0, shape="cone", snow=0.0, haze=0.0,
+         texture="rock") -> None:  # fmt: skip
     """One named mountain: its profile `shape`, centred at x, `height` (share) above `at`."""
     half = width * cv.w * cv.zoom / 2
     cx = cv.x(x)
     xs = np.arange(int(cx - half), int(cx + half) + 1)
     u = np.clip((xs - cx) / half, -1, 1)
     ys = cv.y(at) - PROFILES[shape](u) * height * cv.h * cv.zoom
-    _polygon_below(cv, ys, _hazed(cv, color, haze), float(xs[0]))
+    _polygon_below(cv, ys, _hazed(cv, color, haze), float(xs[0]), texture=texture, haze=haze)
     if snow:
         _snowcap(cv, xs, ys, cv.y(at) - height * cv.h * cv.zoom * 0.55, snow)
 
 
 def water(cv, color, at=0.0, to=1.0, glints=40) -> None:
     top, bottom = cv.y(at), cv.y(to) if to < 1 else cv.h
-    cv.draw.rectangle((0, top, cv.w, bottom), fill=cv.lit(color, 0.08))
+    lit = cv.lit(color, 0.08)
+    outline = [(0, top), (cv.w, top), (cv.w, bottom), (0, bottom)]
+    cv.draw.polygon(outline, fill=lit)
+    _texture(cv, outline, lit, "water")
     glint = (255, 200, 120) if cv.night else cv.lit(tuple(min(255, c + 70) for c in color))
     for _ in range(glints):
         y = cv.rng.uniform(top + 1, max(bottom - 1, top + 2))
@@ -570,7 +663,7 @@ def beach(cv, sea=(30, 110, 170), sand=(230, 205, 150), shore=0.2, surf=True) ->
     wave = y0 + 0.01 * cv.h * np.sin(
         np.linspace(0, cv.rng.uniform(8, 14), cv.w) + cv.rng.uniform(0, 6)
     )
-    _polygon_below(cv, wave, cv.lit(sand, 0.06))
+    _polygon_below(cv, wave, cv.lit(sand, 0.06), texture="sand")
     if surf:
         cv.draw.line(
             [(i, float(wave[i])) for i in range(0, cv.w, 2)],
@@ -815,10 +908,11 @@ def mall(cv, at=0.0) -> None:
 
 
 def ridges(cv, count=5, color=(70, 100, 150), at=0.1, amp=0.12) -> None:
-    """Layer after layer of ridges fading into blue haze (the Blue Ridge)."""
+    """Layer after layer of forested ridges fading into blue haze (the Blue Ridge)."""
     for k in range(count):
         haze = 0.75 - k * 0.7 / count
-        hills(cv, color, at=at - 0.08 * (count - k) + 0.02, amp=amp, rough=0.7, haze=haze)
+        hills(cv, color, at=at - 0.08 * (count - k) + 0.02, amp=amp, rough=0.7, haze=haze,
+              texture="canopy")  # fmt: skip
 
 
 PRIMITIVES = {
@@ -858,7 +952,7 @@ SIGNATURES: dict[str, Signature] = {
         ("hills", dict(color=(120, 125, 140), at=0.0, amp=0.06, haze=0.4)),
         ("water", dict(color=(60, 100, 140), at=0.0, to=0.08)),
         ("peak", dict(color=(190, 160, 85), x=0.55, width=1.3, height=0.32, at=0.12,
-                      shape="mission")),
+                      shape="mission", texture="grass")),
         ("ground", dict(color=(175, 150, 80), at=0.12)),
         ("houses", dict(at=0.18, count=16)),
     )),
@@ -889,7 +983,7 @@ SIGNATURES: dict[str, Signature] = {
     "Phoenix": Signature("saguaros and red buttes", (0.45, 0.55), (
         ("peak", dict(color=(175, 80, 50), x=0.3, width=0.35, height=0.18, shape="butte")),
         ("peak", dict(color=(190, 95, 60), x=0.75, width=0.25, height=0.12, shape="butte")),
-        ("ground", dict(color=(210, 140, 90), at=0.0)),
+        ("ground", dict(color=(210, 140, 90), at=0.0, texture="gravel")),
         ("saguaros", dict(count=4, at=0.12, height=0.35)),
     )),
     "Seattle": Signature("the space needle and mount rainier", (0.55, 0.65), (
@@ -943,7 +1037,8 @@ SIGNATURES: dict[str, Signature] = {
         ("bayou", dict(at=0.0)),
     )),
     "Austin": Signature("lady bird lake and the hill country", (0.45, 0.55), (
-        ("hills", dict(color=(95, 125, 70), at=0.0, amp=0.08, rough=0.6, haze=0.2)),
+        ("hills", dict(color=(95, 125, 70), at=0.0, amp=0.08, rough=0.6, haze=0.2,
+                       texture="canopy")),
         ("towers", dict(x0=0.3, x1=0.7, at=0.0, tall=(0.06, 0.2), wide=(0.02, 0.04),
                         palette=GLASS)),
         ("trees", dict(kind="round", at=0.01, rows=1, count=20, height=0.05, color=(60, 110, 50))),
@@ -952,7 +1047,7 @@ SIGNATURES: dict[str, Signature] = {
     "Las Vegas": Signature("the strip under red rock canyon", (0.5, 0.6), (
         ("hills", dict(color=(170, 85, 60), at=0.0, amp=0.2, rough=1.2, haze=0.1)),
         ("strip", dict(x0=0.25, x1=0.75, at=0.02, tall=(0.08, 0.25))),
-        ("ground", dict(color=(200, 160, 110), at=0.02)),
+        ("ground", dict(color=(200, 160, 110), at=0.02, texture="gravel")),
     )),
     "Salt Lake City": Signature("the wasatch range and the temple", (0.45, 0.55), (
         ("hills", dict(color=SNOWY_ROCK, at=0.0, amp=0.3, rough=1.3, sharp=True, snow=0.08)),
@@ -1007,8 +1102,10 @@ SIGNATURES: dict[str, Signature] = {
         ("trees", dict(kind="round", at=0.25, rows=1, count=30, height=0.08, color=(50, 100, 50))),
     )),
     "Burlington": Signature("green mountains in maple and pine", (0.45, 0.55), (
-        ("hills", dict(color=(60, 110, 70), at=0.0, amp=0.18, rough=0.6, haze=0.3)),
-        ("hills", dict(color=(70, 120, 60), at=0.08, amp=0.12, rough=0.8)),
+        ("hills", dict(color=(60, 110, 70), at=0.0, amp=0.18, rough=0.6, haze=0.3,
+                       texture="canopy")),
+        ("hills", dict(color=(70, 120, 60), at=0.08, amp=0.12, rough=0.8, texture="canopy",
+                       nearest=True)),
         ("trees", dict(kind="maple", at=0.15, rows=3, count=24, height=0.12, color=(200, 90, 30))),
     )),
 }  # fmt: skip
