@@ -7,8 +7,9 @@ back to front. A seed picks the composition (camera height, horizontal offset, z
 detail, so one geography has many pictures. Everything is placed in fractions of the frame and
 drawn at the size asked (twice that, then downsampled, for small sizes), so a seed gives the
 same composition at 256x144 for training and at 1920x1080 for a look. At sizes that can show
-it, grass, rock, forest canopy, gravel, sand and water carry a hard-edged texture (`_texture`),
-the detail a 1080p photograph has and an upscaler must learn; at 256x144 it would be below a
+it, grass, rock, forest canopy (trees' crowns too), gravel, sand and water carry a hard-edged
+texture (`_texture`), and at night the land its lit windows and a clear sky its fainter stars:
+the detail a 1080p photograph has and an upscaler must learn. At 256x144 it would be below a
 pixel, so it is not drawn and training's pictures are as they were. Sky and light follow
 `scenes.py` (same colours per time of day, same dimming when cloudy).
 
@@ -58,8 +59,9 @@ class _Canvas:
     horizon: float  # pixels from the top
     offset: float  # horizontal shift of the landmark, share of the width
     zoom: float  # landmark scale
-    # Surface texture draws from its own stream, so that textures (drawn only at sizes that
-    # show them) leave every other random choice, and so the composition, the same at any size.
+    # Fine detail (texture, night lights, faint stars: drawn only at sizes that show them) draws
+    # from its own stream, leaving every other random choice, so the composition, the same at
+    # any size.
     grain: np.random.Generator
 
     @property
@@ -93,7 +95,8 @@ def draw(params: LandmarkParams, size: tuple[int, int] = TRAIN_SIZE) -> Image.Im
     signature = SIGNATURES[params.geography]
     canvas_size = (width * scale, height * scale)
     horizon = rng.uniform(*signature.horizon) * canvas_size[1]
-    image = _sky(params, canvas_size, horizon, rng)
+    grain = np.random.default_rng([params.seed, 1])
+    image = _sky(params, canvas_size, horizon, rng, grain)
     canvas = _Canvas(
         image,
         ImageDraw.Draw(image),
@@ -102,7 +105,7 @@ def draw(params: LandmarkParams, size: tuple[int, int] = TRAIN_SIZE) -> Image.Im
         horizon,
         offset=float(rng.uniform(-0.12, 0.12)),
         zoom=float(rng.uniform(0.85, 1.2)),
-        grain=np.random.default_rng([params.seed, 1]),
+        grain=grain,
     )
     for primitive, settings in signature.layers:
         PRIMITIVES[primitive](canvas, **settings)
@@ -123,7 +126,7 @@ def sample_params(rng: np.random.Generator, seed: int) -> LandmarkParams:
 # --- sky ------------------------------------------------------------------------------------
 
 
-def _sky(params, size, horizon, rng) -> Image.Image:
+def _sky(params, size, horizon, rng, grain) -> Image.Image:
     width, height = size
     top, low = (np.array(c, dtype=np.float32) for c in SKY[params.time])
     if params.weather == "cloudy":
@@ -139,6 +142,7 @@ def _sky(params, size, horizon, rng) -> Image.Image:
                 x, y = rng.uniform(0, width), rng.uniform(0, max(horizon * 0.8, 1))
                 b, r = int(rng.integers(150, 255)), max(height / 500, 0.6)
                 d.ellipse((x - r, y - r, x + r, y + r), fill=(b, b, b))
+            _starfield(d, size, horizon, grain)
         x = rng.uniform(0.1, 0.9) * width
         if params.time == "day":
             y, r, color = rng.uniform(0.08, 0.25) * height, height / 16, (255, 250, 220)
@@ -158,6 +162,23 @@ def _sky(params, size, horizon, rng) -> Image.Image:
         shade = {"day": (225, 225, 230), "golden": (200, 150, 130), "night": (60, 62, 75)}
         image.paste(Image.new("RGB", size, shade[params.time]), (0, 0), clouds)
     return image
+
+
+def _starfield(d: ImageDraw.ImageDraw, size, horizon, grain: np.random.Generator) -> None:
+    """The fainter stars among the bright ones every size has, where the size shows them:
+    hundreds, 4 to 8 px at 1080p (a 5x5 median keeps them), denser in the Milky Way's band."""
+    width, height = size
+    if FACET * 0.6 * height < 2:
+        return
+    tilt, across = grain.uniform(-0.3, 0.3), grain.uniform(0.2, 0.8)
+    for _ in range(int(grain.integers(250, 450))):
+        x = grain.uniform(0, width)
+        if grain.uniform() < 0.5:
+            y = (across + tilt * (x / width - 0.5) + grain.normal(0, 0.06)) * horizon
+        else:
+            y = grain.uniform(0, horizon * 0.85)
+        r, b = height * grain.uniform(0.002, 0.004), int(grain.integers(120, 230))
+        d.ellipse((x - r, y - r, x + r, y + r), fill=(b, b, min(255, b + 20)))
 
 
 # --- primitives: each draws one kind of thing, in shares of the frame -----------------------
@@ -188,11 +209,20 @@ def _polygon_below(
 # horizon. Where they would be under 2 px (training's 256x144) they are not drawn.
 TEXTURES = {"rock": 0.28, "grass": 0.26, "canopy": 0.3, "gravel": 0.22, "sand": 0.12, "water": 0.2}
 FACET = 0.009  # a facet's size on the horizon, share of the height (x 0.6 to 2.1 below it)
+# At night the land's detail is its lights: clusters of windows and street lamps, per 100 x 100
+# px at 1080p near the horizon, fewer towards the camera (towns in valleys and on desert floors,
+# a few cabins in forest, hardly any on rock).
+# Like facets they are drawn only at sizes that show them, and at least 4 px, so that the
+# measure's 5x5 median keeps them.
+NIGHT_LIGHTS = {"gravel": 2.0, "grass": 1.2, "canopy": 0.5, "rock": 0.1}
+LIGHT_COLORS = ((255, 214, 130), (255, 240, 205), (255, 170, 80))  # tungsten, LED, sodium
 
 
-def _texture(cv: _Canvas, outline, color, kind: str, haze=0.0, down_to: float | None = None):
+def _texture(cv: _Canvas, outline, color, kind: str, haze=0.0, down_to: float | None = None,
+             lights=True):  # fmt: skip
     """Hard-edged facets of `color`, brighter and darker, inside the polygon `outline` (down to
-    `down_to`); `haze` (distance) makes them smaller and fainter."""
+    `down_to`); `haze` (distance) makes them smaller and fainter. At night, with `lights`, the
+    land's lit windows too."""
     if FACET * 0.6 * cv.h < 2:
         return
     xs, ys = [p[0] for p in outline], [p[1] for p in outline]
@@ -232,7 +262,31 @@ def _texture(cv: _Canvas, outline, color, kind: str, haze=0.0, down_to: float | 
                 flat = 0.45 if kind == "sand" else 1.0
                 d.ellipse((cx - r, cy - r * flat, cx + r, cy + r * flat), fill=fill)
         y += size * 0.7
+    if lights and cv.night and kind in NIGHT_LIGHTS:
+        _lights(cv, d, np.asarray(mask) > 0, (x0, y0), NIGHT_LIGHTS[kind], haze)
     cv.image.paste(layer, (x0, y0), mask)
+
+
+def _lights(cv: _Canvas, d: ImageDraw.ImageDraw, inside: np.ndarray, origin, density, haze):
+    """Clusters of lit windows and lamps on a surface at night (`inside`: its mask, drawn on `d`
+    whose top-left is `origin` in the frame); smaller and dimmer with depth and haze."""
+    rows, cols = inside.shape
+    clusters = int(density * inside.sum() / (cv.h * 0.093) ** 2)  # 100 px at 1080p
+    for cx, cy in zip(cv.grain.uniform(0, cols, clusters), cv.grain.uniform(0, rows, clusters),
+                      strict=True):  # fmt: skip
+        depth = np.clip((origin[1] + cy - cv.horizon) / cv.h, 0.0, 0.6)
+        # Towns in the distance, hardly any near the camera (no lights in the foreground field).
+        if not inside[int(cy), int(cx)] or cv.grain.uniform() > np.exp(-depth / 0.12):
+            continue
+        size = max(4.0, cv.h * 0.004 * (0.6 + 2.5 * depth) * (1 - 0.5 * haze))
+        spread = size * cv.grain.uniform(3, 9)  # a hamlet to a town
+        for _ in range(int(cv.grain.integers(3, 14))):
+            x, y = cx + cv.grain.normal(0, spread), cy + cv.grain.normal(0, spread * 0.4)
+            if not (0 <= x < cols and 0 <= y < rows and inside[int(y), int(x)]):
+                continue
+            glow = np.array(LIGHT_COLORS[int(cv.grain.integers(len(LIGHT_COLORS)))], np.float32)
+            fill = tuple(int(c) for c in glow * (1 - 0.6 * haze) * cv.grain.uniform(0.75, 1.0))
+            d.rectangle((x, y, x + size * cv.grain.uniform(1, 1.8), y + size), fill=fill)
 
 
 def ground(cv: _Canvas, color, at: float = 0.0, texture: str = "grass") -> None:
@@ -768,9 +822,9 @@ def trees(cv, kind="pine", at=0.0, rows=3, count=18, height=0.2, color=(30, 90, 
             c = tuple(int(v * shade) for v in color)
             if kind in ("pine", "fir"):
                 w = h * (0.38 if kind == "pine" else 0.22)
-                cv.draw.polygon(
-                    [(x, base - h), (x - w / 2, base), (x + w / 2, base)], fill=cv.lit(c, 0.12)
-                )
+                crown = [(x, base - h), (x - w / 2, base), (x + w / 2, base)]
+                fill = cv.lit(c, 0.12)
+                cv.draw.polygon(crown, fill=fill)
             else:
                 if kind == "birch":
                     cv.draw.line(
@@ -781,7 +835,11 @@ def trees(cv, kind="pine", at=0.0, rows=3, count=18, height=0.2, color=(30, 90, 
                 r = h * (0.3 if kind == "birch" else 0.35)
                 leaf = c if kind != "maple" else MAPLE[int(cv.rng.integers(len(MAPLE)))]
                 cy = base - h * (0.8 if kind == "birch" else 0.55)
-                cv.draw.ellipse((x - r, cy - r, x + r, cy + r), fill=cv.lit(leaf, 0.12))
+                fill = cv.lit(leaf, 0.12)
+                cv.draw.ellipse((x - r, cy - r, x + r, cy + r), fill=fill)
+                turns = np.linspace(0, 2 * np.pi, 24, endpoint=False)
+                crown = [(x + r * np.cos(t), cy + r * np.sin(t)) for t in turns]
+            _texture(cv, crown, fill, "canopy", lights=False)  # leaves and needles
 
 
 MAPLE = ((200, 70, 30), (230, 140, 30), (240, 190, 40), (60, 110, 40))

@@ -58,3 +58,10 @@ def test_the_classifier_names_each_geography_on_held_out_seeds():
     scores = recognition(per_combination=2, fit_per_combination=10)
     assert set(scores) == set(SIGNATURES)
     assert min(scores.values()) >= 0.9, sorted(scores.items(), key=lambda kv: kv[1])[:3]
+
+
+def test_a_cloudy_night_at_1080p_carries_its_lights():
+    # Its land was dark and flat (25 lines): lit windows in the valleys carry its detail now, as a
+    # night photograph's do.
+    large = draw(LandmarkParams("Asheville", "night", "cloudy", 0), (1920, 1080))
+    assert effective_lines(large) >= 200
