@@ -9,6 +9,11 @@ STAMP := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 
 .PHONY: run test lint clean
 
+# A test worker per core, each given whole files (a module's fixtures are made once), in the
+# order they are collected: the journeys of tests/app first rather than last, so no long file
+# is left running alone at the end.
+PYTEST_WORKERS ?= --numprocesses auto --dist loadfile --no-loadscope-reorder
+
 # Festival speaks voice-overs; its SLT voice is a package with no command, named by its folder.
 VOICE := text2wave:festival /usr/share/festival/voices/us/cmu_us_slt_arctic_hts:festvox-us-slt-hts
 
@@ -18,7 +23,7 @@ run: $(STAMP)
 
 test: $(STAMP) lint
 	@$(MAKE) --no-print-directory system-deps NEED="ffprobe:ffmpeg ffmpeg:ffmpeg chromium:chromium pg_ctlcluster:postgresql $(VOICE)"
-	$(BIN)/pytest
+	$(BIN)/pytest $(PYTEST_WORKERS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

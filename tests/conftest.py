@@ -3,6 +3,7 @@ and real sample files of every accepted kind."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,6 +17,13 @@ DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 
 
 BACKENDS = ("sqlite", "postgresql")
+
+# `make test` runs a pytest-xdist worker per core: each worker, and every server or command it
+# starts, gets its share of the cores, not torch's default of all of them (threads that would
+# fight over the same cores).
+_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _workers > 1:
+    os.environ["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // _workers))
 
 
 def pytest_generate_tests(metafunc):

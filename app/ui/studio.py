@@ -528,8 +528,9 @@ class Studio:
             return "Choose at least one place and one audience."
         plan = self._plan(business, _id(spot_id, "spot"), geographies, audiences)
         return (
-            f"**{plan.variants} variants** ({len(plan.geographies)} places × "
-            f"{len(plan.audiences)} audiences), {plan.backgrounds} backgrounds to make "
+            f"**{_counted(plan.variants, 'variant')}** ({_counted(len(plan.geographies), 'place')}"
+            f" × {_counted(len(plan.audiences), 'audience')}), "
+            f"{_counted(plan.backgrounds, 'background')} to make "
             f"({plan.backgrounds_cached} already made): about {_duration(plan.estimated_s)}."
         )
 
@@ -1185,6 +1186,10 @@ def _by_name(views, names: list[str], what: str) -> list[int]:
     if unknown:
         raise gr.Error(plain(f"There is no {what} called {unknown[0]!r}."))
     return [by_name[n] for n in names]
+
+
+def _counted(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _duration(seconds: float) -> str:
