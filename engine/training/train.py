@@ -45,7 +45,7 @@ from engine.training.scenes import ARCHETYPES, TIMES, WEATHER, SceneParams, draw
 
 # The order gives each stage its random stream (`_step_seed`), so a stage added later goes last
 # and leaves the others' draws untouched; `train` runs them in their data-flow order.
-STAGES = ("vae", "vae-whole", "unet", "decoder", "unet-tune", "dit")
+STAGES = ("vae", "vae-whole", "unet", "decoder", "unet-tune", "dit", "sr-vae", "sr-unet")
 RUN_ORDER = ("vae", "vae-whole", "unet", "unet-tune", "decoder")
 CAPTION_FORMS = ("full", "no-weather", "no-time", "archetype", "empty")
 # How often each caption form is trained: mostly whole captions, some shortened so a prompt
@@ -114,7 +114,7 @@ def train(plan: Plan, work: Path, out: Path, threads: int | None = None) -> Path
     if threads:
         torch.set_num_threads(threads)
     work.mkdir(parents=True, exist_ok=True)
-    _check_plan(plan, work)
+    check_plan(plan, work)
     images, captions = _data(plan, work)
     torch.manual_seed(plan.seed)  # initial weights; every later draw has its own generator
     vae = arch.vae()
@@ -138,7 +138,7 @@ def train_dit(plan: Plan, work: Path, out: Path, base: Path, threads: int | None
     if threads:
         torch.set_num_threads(threads)
     work.mkdir(parents=True, exist_ok=True)
-    _check_plan(plan, work)
+    check_plan(plan, work)
     images, _ = _data(plan, work)
     vae = AutoencoderKL.from_pretrained(base / "vae", torch_dtype=torch.float32).eval()
     latents = _latents(work, vae, images)
@@ -192,15 +192,16 @@ def _train_dit(plan: Plan, work: Path, pipe, latents: dict[str, torch.Tensor]) -
     }
     for module in modules.values():
         module.train()
-    _loop(plan, work, "dit", modules, plan.dit_lr, step_loss)
+    run_stage(plan, work, "dit", modules, plan.dit_lr, step_loss)
 
 
-def _check_plan(plan: Plan, work: Path) -> None:
-    """Refuse to resume a work directory made with another plan: the result would be neither."""
+def check_plan(plan, work: Path) -> None:
+    """Refuse to resume a work directory made with another plan (a dataclass of everything
+    that determines the weights): the result would be neither."""
     path = work / "plan.json"
     if path.exists():
         # A field added since the run began counts at its default (older runs still resume).
-        before = {**asdict(Plan()), **json.loads(path.read_text())}
+        before = {**asdict(type(plan)()), **json.loads(path.read_text())}
         if before != asdict(plan):
             now = asdict(plan)
             changed = sorted(k for k in before.keys() | now.keys() if before.get(k) != now.get(k))
@@ -230,7 +231,7 @@ def _data(plan: Plan, work: Path) -> tuple[torch.Tensor, torch.Tensor]:
             ).input_ids
             for form in CAPTION_FORMS
         ]
-        _save(
+        save_atomic(
             {
                 "images": torch.from_numpy(pixels).permute(0, 3, 1, 2).contiguous(),
                 "captions": torch.stack(ids, dim=1),
@@ -262,8 +263,8 @@ def _train_vae(plan: Plan, work: Path, vae, images: torch.Tensor) -> None:
 
     vae.train()
     whole = loss_at(plan.vae_whole_batch, None)
-    _loop(plan, work, "vae", {"vae": vae}, plan.vae_lr, loss_at(plan.vae_batch, plan.vae_crop))
-    _loop(plan, work, "vae-whole", {"vae": vae}, plan.vae_lr / 5, whole)
+    run_stage(plan, work, "vae", {"vae": vae}, plan.vae_lr, loss_at(plan.vae_batch, plan.vae_crop))
+    run_stage(plan, work, "vae-whole", {"vae": vae}, plan.vae_lr / 5, whole)
     vae.eval()
 
 
@@ -281,7 +282,7 @@ def _train_decoder(plan: Plan, work: Path, vae, images: torch.Tensor) -> None:
 
     vae.decoder.train()
     decoder = {"decoder": vae.decoder, "post_quant_conv": vae.post_quant_conv}
-    _loop(plan, work, "decoder", decoder, plan.decoder_lr, step_loss)
+    run_stage(plan, work, "decoder", decoder, plan.decoder_lr, step_loss)
     vae.eval()
 
 
@@ -297,7 +298,7 @@ def _latents(work: Path, vae, images: torch.Tensor) -> dict[str, torch.Tensor]:
                 stds.append(posterior.std)
         mean, std = torch.cat(means), torch.cat(stds)
         scale = 1.0 / torch.sqrt(mean.var() + (std**2).mean()).item()
-        _save({"mean": mean, "std": std, "scale": torch.tensor(scale)}, path)
+        save_atomic({"mean": mean, "std": std, "scale": torch.tensor(scale)}, path)
     latents = torch.load(path, weights_only=True)
     vae.register_to_config(scaling_factor=float(latents["scale"]))
     return latents
@@ -328,12 +329,12 @@ def _train_unet(plan, work, encoder, unet, latents, captions, tokenizer) -> None
     encoder.train()
     unet.train()
     modules = {"text_encoder": encoder, "unet": unet}
-    _loop(plan, work, "unet", modules, plan.unet_lr, step_loss)
-    _loop(plan, work, "unet-tune", modules, plan.unet_tune_lr, step_loss)
+    run_stage(plan, work, "unet", modules, plan.unet_lr, step_loss)
+    run_stage(plan, work, "unet-tune", modules, plan.unet_tune_lr, step_loss)
 
 
-def _loop(
-    plan: Plan,
+def run_stage(
+    plan,
     work: Path,
     stage: str,
     modules: dict[str, torch.nn.Module],
@@ -341,7 +342,8 @@ def _loop(
     step_loss: Callable[[torch.Generator], torch.Tensor],
 ) -> None:
     """AdamW with warm-up and cosine decay; checkpoints every `plan.checkpoint_every` steps and
-    resumes from the last one; one loss row per step in `<stage>-loss.csv`."""
+    resumes from the last one; one loss row per step in `<stage>-loss.csv`. `plan` is a `Plan`
+    or another model's plan with the same `seed`, `warmup`, `checkpoint_every` and `steps`."""
     steps = plan.steps(stage)
     params = [p for m in modules.values() for p in m.parameters()]
     optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
@@ -372,7 +374,9 @@ def _loop(
         bar.set_postfix(loss=f"{loss.item():.4f}")
         if (step + 1) % plan.checkpoint_every == 0 or step + 1 == steps:
             state = {name: m.state_dict() for name, m in modules.items()}
-            _save({**state, "optimizer": optimizer.state_dict(), "step": step + 1}, checkpoint)
+            save_atomic(
+                {**state, "optimizer": optimizer.state_dict(), "step": step + 1}, checkpoint
+            )
             _write_log(log_path, rows)
 
 
@@ -387,7 +391,7 @@ def _step_seed(seed: int, stage: str, step: int) -> int:
     return (seed * 1_000_003 + STAGES.index(stage) * 10_000_019 + step) % 2**63
 
 
-def _save(obj, path: Path) -> None:
+def save_atomic(obj, path: Path) -> None:
     """Write-then-rename: a kill mid-save leaves the previous checkpoint intact."""
     tmp = path.with_suffix(".tmp")
     torch.save(obj, tmp)

@@ -127,3 +127,39 @@ def test_mini_dit_trains_on_mini_sds_autoencoder_into_a_plain_sd3_pipeline(tmp_p
     train_dit(plan, tmp_path / "w", tmp_path / "out", BUNDLED_DIR / "mini-sd", threads=1)
     again = load_file(out / "transformer" / "diffusion_pytorch_model.safetensors")
     assert all(torch.equal(weights[k], again[k]) for k in weights)
+
+
+def test_the_upscaler_trains_into_a_plain_upscale_pipeline_that_draws_1080p(tmp_path):
+    """Model v2's second stage: a base-size landmark picture in, a 1920x1080 one out, through
+    diffusers' own x4 upscale pipeline loaded the plain way."""
+    from diffusers import DiffusionPipeline, StableDiffusionUpscalePipeline
+
+    from engine.training import upscaler
+    from engine.training.landmarks import TRAIN_SIZE, LandmarkParams, draw
+    from engine.training.train_upscaler import UpscalerPlan, train_upscaler
+
+    plan = UpscalerPlan(scenes=2, crops_per_scene=4, vae_steps=2, vae_batch=2, unet_steps=3,
+                        unet_batch=2, warmup=1, checkpoint_every=2)  # fmt: skip
+    out = train_upscaler(plan, tmp_path / "w", tmp_path / "out", threads=1)
+    assert [row[0] for row in read_losses(tmp_path / "w", "sr-unet")] == [0, 1, 2]
+    pipe = DiffusionPipeline.from_pretrained(out, torch_dtype=torch.float32)
+    assert isinstance(pipe, StableDiffusionUpscalePipeline)
+    assert pipe.vae.config.scaling_factor == upscaler.SCALING
+    base = draw(LandmarkParams("Manhattan", "night", "clear", 3), TRAIN_SIZE)
+    image = upscaler.upscale(pipe, base, steps=1, seed=0)
+    assert image.size == (1920, 1080)
+
+
+def test_the_upscalers_latents_are_rescaled_without_changing_what_it_decodes():
+    from engine.training import upscaler
+
+    torch.manual_seed(0)
+    vae = upscaler.vae().eval()
+    x = torch.rand(4, 3, 64, 64) * 2 - 1
+    with torch.no_grad():
+        before = vae.decode(vae.encode(x).latent_dist.mean).sample
+        k = upscaler.fit_latent_scale(vae, x)
+        latents = vae.encode(x).latent_dist.mean
+        after = vae.decode(latents).sample
+    assert k > 0 and abs(float(latents.std()) * upscaler.SCALING - 1) < 1e-3
+    torch.testing.assert_close(after, before, rtol=1e-4, atol=1e-4)
