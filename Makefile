@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 .PHONY: run test lint clean
 
 # A test worker per core, each given whole files (a module's fixtures are made once), in the
-# order they are collected: the journeys of tests/app first rather than last, so no long file
+# order they are collected: the files marked `long` first (tests/conftest.py), so no long file
 # is left running alone at the end.
 PYTEST_WORKERS ?= --numprocesses auto --dist loadfile --no-loadscope-reorder
 

@@ -26,6 +26,13 @@ if _workers > 1:
     os.environ["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // _workers))
 
 
+def pytest_collection_modifyitems(items):
+    """Files marked `long` first, the rest in their order: pytest-xdist hands each worker whole
+    files in this order, and a long file started last would leave one worker running it alone
+    (longest first)."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
 def pytest_generate_tests(metafunc):
     """Tests of a module marked `backends` run once on SQLite and once on PostgreSQL."""
     if metafunc.definition.get_closest_marker("backends") and "backend" in metafunc.fixturenames:

@@ -19,6 +19,8 @@ from skimage import data
 from app.services.demo import BRIEF
 from templates import qc
 
+pytestmark = pytest.mark.long  # minutes of work: started first (tests/conftest.py)
+
 PASSWORD = "a-long-password"
 STARTED = re.compile("Your preview is waiting|Rendering your preview")
 

@@ -25,6 +25,8 @@ from app.services.demo import BRIEF
 from tests.app.conftest import SPOTFORGE, free_port, running_app, spotforge_env
 from tests.app.test_api import PASSWORD, client, settled, sign_up, status, token, until
 
+pytestmark = pytest.mark.long  # minutes of work: started first (tests/conftest.py)
+
 EVIL = "http://127.0.0.1:1"  # another local origin, as in the report
 HOSTILE_NAME = "<img src=x onerror=alert(1)> Espresso week"
 COPY = {k: v for k, v in BRIEF.items() if k != "business_name"}

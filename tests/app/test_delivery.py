@@ -45,6 +45,8 @@ from tests.app.test_bulk import cup, ids, spot_with_photo
 from tests.samples import png_bytes
 from tests.storage.test_crud import PARAMS
 
+pytestmark = pytest.mark.long  # minutes of work: started first (tests/conftest.py)
+
 SHAPES = ("16:9", "9:16", "1:1")
 # Every destination the three shapes serve between them; Roku is one more check on the 16:9
 # master beside the broadcast spec it is made by.

@@ -24,6 +24,8 @@ from storage.models import VariantStatus
 from tests.app.conftest import SPOTFORGE, spotforge_env
 from tests.app.test_bulk import cup, ids, ready_count, spot_with_photo, wait_for_ready
 
+pytestmark = pytest.mark.long  # minutes of work: started first (tests/conftest.py)
+
 GEOGRAPHIES = (
     "Miami", "Denver", "Seattle", "Chicago", "Phoenix",
     "Boston", "Manhattan", "Los Angeles", "San Diego", "Philadelphia",
@@ -195,9 +197,11 @@ def _marked(mark: str, title: str = "") -> list[int]:
 
 
 def _wait_for(condition, what: str) -> None:
-    deadline = time.monotonic() + 60
+    # Generous: a restarted Ray actor imports torch and loads its engine again, and make test
+    # runs a test file on every core beside it.
+    deadline = time.monotonic() + 180
     while not condition():
-        assert time.monotonic() < deadline, f"waited a minute for {what}"
+        assert time.monotonic() < deadline, f"waited 3 minutes for {what}"
         time.sleep(0.2)
 
 

@@ -20,6 +20,8 @@ from skimage import data
 from app.services.text_rules import limit
 from templates import qc
 
+pytestmark = pytest.mark.long  # minutes of work: started first (tests/conftest.py)
+
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

@@ -20,6 +20,8 @@ from templates.overlay import overlay
 from templates.spec import load_template, template_ids
 from templates.storyboard import build_storyboard
 
+pytestmark = pytest.mark.long  # minutes of work: started first (tests/conftest.py)
+
 
 def sky() -> Image.Image:
     """A pale, smooth gradient: a still on it barely changes from one frame to the next."""
