@@ -385,7 +385,11 @@ def bench(
 
 @cli.command()
 def train(
-    model: str = typer.Option("mini-sd", help="mini-sd (the UNet) or mini-dit (the transformer)."),
+    model: str = typer.Option(
+        "mini-sd",
+        help="mini-sd (the UNet), mini-dit (the transformer) or landmark-upscaler (model v2's "
+        "x4 upscaler).",
+    ),
     work: Path = typer.Option(
         None, help="Data cache, checkpoints and loss logs (var/train/MODEL); reruns resume."
     ),
@@ -397,9 +401,10 @@ def train(
     seed: int = typer.Option(0),
     threads: int = typer.Option(2, min=1, help="CPU threads (results depend on it)."),
 ) -> None:
-    """Train mini-sd (under 2 hours on 2 cores) or mini-dit (about 1 hour, on mini-sd's
-    autoencoder) from the procedural scenes, then write the model card and sample grid.
-    Interrupted runs resume from their last checkpoint."""
+    """Train mini-sd (under 2 hours on 2 cores), mini-dit (about 1 hour, on mini-sd's
+    autoencoder) or landmark-upscaler (under 1 hour) from the procedural scenes, then write the
+    model card and sample grid (the upscaler: a crop at 1:1). Interrupted runs resume from
+    their last checkpoint."""
     import json
 
     from engine.presets import get_preset
@@ -407,10 +412,24 @@ def train(
     from engine.training.train import Plan, train_dit
     from engine.training.train import train as train_sd
 
-    if model not in ("mini-sd", "mini-dit"):
-        raise _fail(f"unknown model {model!r}: mini-sd or mini-dit")
+    if model not in ("mini-sd", "mini-dit", "landmark-upscaler"):
+        raise _fail(f"unknown model {model!r}: mini-sd, mini-dit or landmark-upscaler")
     work = work or Path("var/train") / model
     out = out or Path("engine/weights") / model
+    command = f"spotforge train --model {model}" + (f" --seed {seed}" if seed else "")
+    if model == "landmark-upscaler":
+        from engine.training.train_upscaler import UpscalerPlan, train_upscaler
+        from engine.training.upscaler_card import write_upscaler_card
+
+        crop = grid or Path("docs") / f"{model}-crop.png"
+        upscaler_plan = UpscalerPlan(seed=seed)
+        try:
+            train_upscaler(upscaler_plan, work, out, threads=threads)
+        except ValueError as exc:
+            raise _fail(str(exc)) from exc
+        lines = write_upscaler_card(upscaler_plan, work, out, crop, command)
+        typer.echo(json.dumps({"out": str(out), "crop": str(crop), "lines": lines}))
+        return
     grid = grid or Path("docs") / f"{model}-grid.png"
     plan = Plan(seed=seed)
     try:
@@ -420,7 +439,6 @@ def train(
             train_sd(plan, work, out, threads=threads)
     except ValueError as exc:
         raise _fail(str(exc)) from exc
-    command = f"spotforge train --model {model}" + (f" --seed {seed}" if seed else "")
     accuracy = write_card(plan, work, out, grid, get_preset(model), command)
     typer.echo(json.dumps({"out": str(out), "grid": str(grid), "recognised": accuracy}))
 

@@ -122,7 +122,6 @@ def write_card(
 def _card(preset: Preset, plan, work, params, accuracy, command, grid_path) -> str:
     summary, stages, _ = MODELS[preset.id]
     steps, guidance = preset.steps, preset.guidance
-    seconds = sum(rows[-1][2] for s in stages if (rows := read_losses(work, s)))
     lines = [
         f"# {preset.id}",
         "",
@@ -149,21 +148,7 @@ def _card(preset: Preset, plan, work, params, accuracy, command, grid_path) -> s
         "",
         f"Weights stored in float16 safetensors. Defaults: {steps} steps, guidance {guidance:g}.",
         "",
-        "## Training",
-        "",
-        f"Command: `{command}` (seeded, resumable; {seconds / 60:.0f} min of training on the "
-        f"machine that made these weights, {torch.get_num_threads()} CPU threads).",
-        "",
-        "```json",
-        json.dumps(asdict(plan), indent=1),
-        "```",
-        "",
-        "Loss (mean over each tenth of a stage):",
-        "",
-        "| stage | " + " | ".join(f"{10 * (i + 1)} %" for i in range(10)) + " |",
-        "|---|" + "---|" * 10,
-        *(_loss_row(work, stage) for stage in stages),
-        "",
+        *training_section(command, plan, work, stages),
         "## Evaluation",
         "",
         f"A softmax classifier over colour and layout statistics, trained on fresh procedural "
@@ -180,6 +165,28 @@ def _card(preset: Preset, plan, work, params, accuracy, command, grid_path) -> s
         "",
     ]
     return "\n".join(lines)
+
+
+def training_section(command: str, plan, work: Path, stages) -> list[str]:
+    """A card's "Training": the command, how long its stages took, the plan, the loss curve."""
+    seconds = sum(rows[-1][2] for s in stages if (rows := read_losses(work, s)))
+    return [
+        "## Training",
+        "",
+        f"Command: `{command}` (seeded, resumable; {seconds / 60:.0f} min of training on the "
+        f"machine that made these weights, {torch.get_num_threads()} CPU threads).",
+        "",
+        "```json",
+        json.dumps(asdict(plan), indent=1),
+        "```",
+        "",
+        "Loss (mean over each tenth of a stage):",
+        "",
+        "| stage | " + " | ".join(f"{10 * (i + 1)} %" for i in range(10)) + " |",
+        "|---|" + "---|" * 10,
+        *(_loss_row(work, stage) for stage in stages),
+        "",
+    ]
 
 
 def _loss_row(work: Path, stage: str) -> str:

@@ -28,13 +28,13 @@ class UpscalerPlan:
     """Everything that determines the upscaler's weights."""
 
     seed: int = 0
-    scenes: int = 648  # 4 of each geography x light x weather
-    crops_per_scene: int = 24
-    vae_steps: int = 1500
+    scenes: int = 324  # 2 of each geography x light x weather
+    crops_per_scene: int = 32
+    vae_steps: int = 1000
     vae_batch: int = 12
     vae_lr: float = 5e-4
     kl_weight: float = 1e-6
-    unet_steps: int = 3000
+    unet_steps: int = 2000
     unet_batch: int = 16
     unet_lr: float = 5e-4
     min_snr_gamma: float = 5.0
