@@ -34,7 +34,7 @@ class UpscalerPlan:
     vae_batch: int = 12
     vae_lr: float = 5e-4
     kl_weight: float = 1e-6
-    unet_steps: int = 2000
+    unet_steps: int = 1500
     unet_batch: int = 16
     unet_lr: float = 5e-4
     min_snr_gamma: float = 5.0

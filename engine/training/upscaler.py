@@ -9,17 +9,21 @@ its autoencoder decodes x4. What it learns is what a 1080p landmark scene has th
 drawing lacks: crisp edges, and the hard-edged texture of grass, rock, canopy, water and city
 lights (`landmarks.py` draws it only at sizes that show it).
 
-Shape chosen for 2 CPU cores (measured on this machine, docs/benchmarks.md):
+Shape chosen for 2 CPU cores (measured on these machines):
 - The UNet is convolutional only (no attention): at 480x270 latents self-attention would cost
   more than the rest of the network, and the caption adds nothing the enlarged picture does not
   already say. `StableDiffusionUpscalePipeline` still encodes the prompt, so a minimal text
   encoder stands in; the UNet has no layer that reads it.
 - The autoencoder is Stable Diffusion's KL autoencoder at a x4 factor without its mid-block
-  attention (decoding a 1080p picture with it took 12x as long).
+  attention (decoding a 1080p picture with it took 174 s against 14.6 s).
 - Training uses 128x128 crops of 1080p scenes and the matching 32x32 crops of the enlarged
   base picture: the networks are convolutional, so they run on whole frames after.
 - v-prediction, as SD's x4 upscaler; noise-level augmentation of the enlarged picture (up to
   150 of 350) so the model sharpens a generated base picture too, not only a clean drawing.
+
+The first run added no detail: its autoencoder gives back 177 of a 1080p scene's 1080 lines, a
+ceiling no UNet on its latents can pass (docs/benchmarks.md, "Model v2's upscaler, first run").
+The autoencoder is the part to change first.
 """
 
 from __future__ import annotations
