@@ -62,7 +62,7 @@ def test_a_cached_step_runs_no_block(engine):
     transformer = engine.pool.get("mini-dit").base.transformer
     config = RECIPES["balanced"].transformer.cache
     full = config.full_steps(20)
-    assert len(full) == 7 and {0, 1, 19} <= full and max(sorted(full)[:4]) < 10
+    assert len(full) == 7 and {0, 1} <= full and max(sorted(full)[:4]) < 10
     blocks = transformer.transformer_blocks
     runs = [0] * len(blocks)
     # The cache answers in place of the transformer's forward: a block's first norm runs only
