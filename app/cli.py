@@ -400,6 +400,9 @@ def train(
     ),
     seed: int = typer.Option(0),
     threads: int = typer.Option(2, min=1, help="CPU threads (results depend on it)."),
+    device: str = typer.Option(
+        "cpu", help="landmark-upscaler: cpu, or cuda for its longer GPU plan."
+    ),
 ) -> None:
     """Train mini-sd (under 2 hours on 2 cores), mini-dit (about 1 hour, on mini-sd's
     autoencoder) or landmark-upscaler (under 1.5 hours) from the procedural scenes, then write the
@@ -414,15 +417,25 @@ def train(
 
     if model not in ("mini-sd", "mini-dit", "landmark-upscaler"):
         raise _fail(f"unknown model {model!r}: mini-sd, mini-dit or landmark-upscaler")
+    if device != "cpu" and model != "landmark-upscaler":
+        raise _fail(f"{model} trains on the CPU only; --device is for landmark-upscaler")
+    if device not in ("cpu", "cuda"):
+        raise _fail(f"unknown device {device!r}: cpu or cuda")
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise _fail("--device cuda: this machine has no CUDA GPU that torch can use")
     work = work or Path("var/train") / model
     out = out or Path("engine/weights") / model
     command = f"spotforge train --model {model}" + (f" --seed {seed}" if seed else "")
+    command += f" --device {device}" if device != "cpu" else ""
     if model == "landmark-upscaler":
         from engine.training.train_upscaler import UpscalerPlan, train_upscaler
         from engine.training.upscaler_card import write_upscaler_card
 
         crop = grid or Path("docs") / f"{model}-crop.png"
-        upscaler_plan = UpscalerPlan(seed=seed)
+        upscaler_plan = UpscalerPlan.for_device(device, seed)
         try:
             train_upscaler(upscaler_plan, work, out, threads=threads)
         except ValueError as exc:

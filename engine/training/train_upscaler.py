@@ -40,9 +40,28 @@ class UpscalerPlan:
     min_snr_gamma: float = 5.0
     warmup: int = 100
     checkpoint_every: int = 100
+    device: str = "cpu"  # where it trains: the numerics, so the weights, depend on it
 
     def steps(self, stage: str) -> int:
         return {"sr-vae": self.vae_steps, "sr-unet": self.unet_steps}[stage]
+
+    @classmethod
+    def for_device(cls, device: str, seed: int = 0) -> UpscalerPlan:
+        """The CPU plan fits 2 cores in about 1.5 hours. On a GPU the plan is longer: the first
+        CPU run's autoencoder was far from converged (docs/benchmarks.md), and an H200 does
+        these small networks' steps in milliseconds (an estimate until a GPU run times it)."""
+        if device == "cpu":
+            return cls(seed=seed)
+        return cls(
+            seed=seed,
+            device=device,
+            scenes=1296,
+            vae_steps=10_000,
+            vae_batch=32,
+            unet_steps=10_000,
+            unet_batch=64,
+            checkpoint_every=500,
+        )
 
 
 def train_upscaler(plan: UpscalerPlan, work: Path, out: Path, threads: int | None = None):
@@ -52,12 +71,13 @@ def train_upscaler(plan: UpscalerPlan, work: Path, out: Path, threads: int | Non
     work.mkdir(parents=True, exist_ok=True)
     check_plan(plan, work)
     high, low = _data(plan, work, workers=threads or 1)
+    high, low = high.to(plan.device), low.to(plan.device)
     torch.manual_seed(plan.seed)  # initial weights; every later draw has its own generator
-    vae, unet = sr.vae(), sr.unet()
+    vae, unet = sr.vae().to(plan.device), sr.unet().to(plan.device)
     _train_vae(plan, work, vae, high)
     sr.fit_latent_scale(vae, _unit(high[: 4 * plan.vae_batch]))
     _train_unet(plan, work, vae, unet, high, low)
-    pipe = sr.pipeline(vae.eval(), unet.eval())
+    pipe = sr.pipeline(vae.eval(), unet.eval()).to("cpu")
     out.mkdir(parents=True, exist_ok=True)
     pipe.to(dtype=torch.float16).save_pretrained(out, safe_serialization=True)
     return out
@@ -100,11 +120,17 @@ def _unit(pixels: torch.Tensor) -> torch.Tensor:
     return pixels.float() / 127.5 - 1.0
 
 
+def _randn(like: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+    """Noise shaped like `like`, drawn from the step's CPU generator (the same draws on every
+    device), then moved to `like`'s device."""
+    return torch.randn(like.shape, generator=g).to(like.device)
+
+
 def _train_vae(plan: UpscalerPlan, work: Path, vae, high: torch.Tensor) -> None:
     def step_loss(g: torch.Generator) -> torch.Tensor:
         x = _unit(high[torch.randint(len(high), (plan.vae_batch,), generator=g)])
         posterior = vae.encode(x).latent_dist
-        z = posterior.mean + posterior.std * torch.randn(posterior.mean.shape, generator=g)
+        z = posterior.mean + posterior.std * _randn(posterior.mean, g)
         recon = vae.decode(z).sample
         # The edge term keeps facets, windows and tree lines hard: L1 alone settles for blur.
         edges = sum(F.l1_loss(recon.diff(dim=d), x.diff(dim=d)) for d in (2, 3))
@@ -120,20 +146,21 @@ def _train_unet(plan: UpscalerPlan, work: Path, vae, unet, high, low) -> None:
     alphas = schedule.alphas_cumprod
     snr = alphas / (1 - alphas)
     weights = torch.clamp(snr, max=plan.min_snr_gamma) / (snr + 1)  # min-SNR-gamma, v target
+    weights = weights.to(plan.device)
     # The pipeline passes its prompt's states; this UNet reads none, so any will do.
-    states = torch.zeros(plan.unet_batch, 1, sr.sd.TEXT_DIM)
+    states = torch.zeros(plan.unet_batch, 1, sr.sd.TEXT_DIM, device=plan.device)
 
     def step_loss(g: torch.Generator) -> torch.Tensor:
         pick = torch.randint(len(high), (plan.unet_batch,), generator=g)
         with torch.no_grad():
             posterior = vae.encode(_unit(high[pick])).latent_dist
-            noise = torch.randn(posterior.mean.shape, generator=g)
-            z = (posterior.mean + posterior.std * noise) * sr.SCALING
+            z = (posterior.mean + posterior.std * _randn(posterior.mean, g)) * sr.SCALING
         level = torch.randint(0, sr.MAX_TRAIN_NOISE_LEVEL + 1, (plan.unet_batch,), generator=g)
         given = _unit(low[pick])
-        given = low_res.add_noise(given, torch.randn(given.shape, generator=g), level)
-        t = torch.randint(len(alphas), (plan.unet_batch,), generator=g)
-        noise = torch.randn(z.shape, generator=g)
+        level = level.to(plan.device)
+        given = low_res.add_noise(given, _randn(given, g), level)
+        t = torch.randint(len(alphas), (plan.unet_batch,), generator=g).to(plan.device)
+        noise = _randn(z, g)
         noisy = schedule.add_noise(z, noise, t)
         predicted = unet(torch.cat([noisy, given], dim=1), t, states, class_labels=level).sample
         target = schedule.get_velocity(z, noise, t)

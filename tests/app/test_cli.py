@@ -100,3 +100,19 @@ def test_a_scene_is_the_background_a_final_shows(tmp_path):
     typo = spotforge(tmp_path, "scene", "-g", "Manhatan", "-o", str(tmp_path / "c.png"))
     assert typo.returncode == 1 and not (tmp_path / "c.png").exists()
     assert "error: no geography named 'Manhatan'; try one of: Manhattan" in typo.stderr
+
+
+def test_training_on_a_device_that_cannot_train_is_refused_in_words(tmp_path):
+    import torch
+
+    other = spotforge(tmp_path, "train", "--model", "mini-sd", "--device", "cuda")
+    assert other.returncode == 1
+    assert other.stderr.endswith("error: mini-sd trains on the CPU only; --device is for "
+                                 "landmark-upscaler\n")  # fmt: skip
+    unknown = spotforge(tmp_path, "train", "--model", "landmark-upscaler", "--device", "tpu")
+    assert unknown.stderr.endswith("error: unknown device 'tpu': cpu or cuda\n")
+    if not torch.cuda.is_available():  # where CUDA works this would start a real run
+        gpu = spotforge(tmp_path, "train", "--model", "landmark-upscaler", "--device", "cuda")
+        assert gpu.returncode == 1
+        assert gpu.stderr.endswith("error: --device cuda: this machine has no CUDA GPU that "
+                                   "torch can use\n")  # fmt: skip
