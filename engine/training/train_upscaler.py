@@ -30,7 +30,7 @@ class UpscalerPlan:
     seed: int = 0
     scenes: int = 324  # 2 of each geography x light x weather
     crops_per_scene: int = 32
-    vae_steps: int = 1000
+    vae_steps: int = 4000
     vae_batch: int = 12
     vae_lr: float = 5e-4
     kl_weight: float = 1e-6
@@ -47,7 +47,7 @@ class UpscalerPlan:
 
     @classmethod
     def for_device(cls, device: str, seed: int = 0) -> UpscalerPlan:
-        """The CPU plan fits 2 cores in about 1.5 hours. On a GPU the plan is longer: the first
+        """The CPU plan fits 2 cores in about 2.5 hours. On a GPU the plan is longer: the first
         CPU run's autoencoder was far from converged (docs/benchmarks.md), and an H200 does
         these small networks' steps in milliseconds (an estimate until a GPU run times it)."""
         if device == "cpu":

@@ -3,7 +3,7 @@ diffusers' `StableDiffusionUpscalePipeline` (Stable Diffusion's x4 upscaler), tr
 scratch on the landmark scenes, so it loads with plain `DiffusionPipeline.from_pretrained`.
 
 It is given the base model's 256x144 picture enlarged to 480x270 and draws the 1920x1080 one:
-the upscaler's UNet denoises 480x270x4 latents with the enlarged picture beside them (7 input
+the upscaler's UNet denoises 480x270x16 latents with the enlarged picture beside them (19 input
 channels), told how much noise was added to that picture (the noise level, a class label), and
 its autoencoder decodes x4. What it learns is what a 1080p landmark scene has that its 256x144
 drawing lacks: crisp edges, and the hard-edged texture of grass, rock, canopy, water and city
@@ -21,9 +21,12 @@ Shape chosen for 2 CPU cores (measured on these machines):
 - v-prediction, as SD's x4 upscaler; noise-level augmentation of the enlarged picture (up to
   150 of 350) so the model sharpens a generated base picture too, not only a clean drawing.
 
-The first run added no detail: its autoencoder gives back 177 of a 1080p scene's 1080 lines, a
-ceiling no UNet on its latents can pass (docs/benchmarks.md, "Model v2's upscaler, first run").
-The autoencoder is the part to change first.
+The first run added no detail: its autoencoder (4 latent channels, 1000 steps) gave back 177 of
+a 1080p scene's 1080 lines, a ceiling no UNet on its latents can pass. Measured alone since
+(docs/benchmarks.md, "The upscaler's autoencoder alone"), an autoencoder with 16 latent channels
+was still gaining 60-155 lines every 500 steps at 3500 (690 kept on a night scene, 143-229 on
+day scenes), so the plan trains it 4000 steps, and longer on a GPU: it is
+the part that was short of training, not of channels alone.
 """
 
 from __future__ import annotations
@@ -47,6 +50,9 @@ from engine.training.scenes import TIMES, WEATHER
 
 HIGH = (1920, 1080)
 LOW = (HIGH[0] // 4, HIGH[1] // 4)  # what the UNet works at: the base picture, enlarged
+# 16 of them for 48 numbers a 4x4 patch has: with 4 (SD's x4 upscaler's) the autoencoder kept
+# 177 lines after 1000 steps, with 16 it kept 231 (docs/benchmarks.md).
+LATENT_CHANNELS = 16
 CROP = 128  # training crops of the 1080p picture (32x32 of the enlarged base picture)
 # StableDiffusionUpscalePipeline sets this scaling factor on any autoencoder it is given, so
 # the trained autoencoder's latents are scaled to suit it (`fit_latent_scale`).
@@ -69,7 +75,7 @@ def vae() -> AutoencoderKL:
     return AutoencoderKL(
         in_channels=3,
         out_channels=3,
-        latent_channels=4,
+        latent_channels=LATENT_CHANNELS,
         down_block_types=("DownEncoderBlock2D",) * 3,  # two downsamplings: x4
         up_block_types=("UpDecoderBlock2D",) * 3,
         block_out_channels=(16, 32, 64),
@@ -83,8 +89,8 @@ def vae() -> AutoencoderKL:
 def unet() -> UNet2DConditionModel:
     return UNet2DConditionModel(
         sample_size=CROP // 4,
-        in_channels=4 + 3,  # latents and the enlarged picture
-        out_channels=4,
+        in_channels=LATENT_CHANNELS + 3,  # latents and the enlarged picture
+        out_channels=LATENT_CHANNELS,
         layers_per_block=2,
         block_out_channels=(32, 64, 96),
         norm_num_groups=16,
