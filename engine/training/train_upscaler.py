@@ -3,8 +3,8 @@ resumable like mini-sd (`train.run_stage`):
 
 1. data    : landmark scenes drawn at 1080p and at the base's 256x144 (enlarged to 480x270),
              kept as aligned random crops (128x128 and 32x32);
-2. sr-vae  : the x4 autoencoder on the 1080p crops, with an edge term against blur; its latents
-             are then rescaled for the pipeline (`upscaler.fit_latent_scale`);
+2. sr-vae  : the x4 autoencoder (a DC-AE) on the 1080p crops, with an edge term against blur;
+             its latents are then rescaled for the pipeline (`upscaler.fit_latent_scale`);
 3. sr-unet : the UNet, v-prediction with min-SNR weighting, on latents of the 1080p crops beside
              the matching crops of the enlarged picture, noised to a random level.
 """
@@ -30,10 +30,9 @@ class UpscalerPlan:
     seed: int = 0
     scenes: int = 324  # 2 of each geography x light x weather
     crops_per_scene: int = 32
-    vae_steps: int = 4000
+    vae_steps: int = 5000
     vae_batch: int = 12
-    vae_lr: float = 5e-4
-    kl_weight: float = 1e-6
+    vae_lr: float = 1e-3
     unet_steps: int = 1500
     unet_batch: int = 16
     unet_lr: float = 5e-4
@@ -47,7 +46,7 @@ class UpscalerPlan:
 
     @classmethod
     def for_device(cls, device: str, seed: int = 0) -> UpscalerPlan:
-        """The CPU plan fits 2 cores in about 2.5 hours. On a GPU the plan is longer: the first
+        """The CPU plan fits 2 cores in about 1.2 hours. On a GPU the plan is longer: the first
         CPU run's autoencoder was far from converged (docs/benchmarks.md), and an H200 does
         these small networks' steps in milliseconds (an estimate until a GPU run times it)."""
         if device == "cpu":
@@ -129,12 +128,10 @@ def _randn(like: torch.Tensor, g: torch.Generator) -> torch.Tensor:
 def _train_vae(plan: UpscalerPlan, work: Path, vae, high: torch.Tensor) -> None:
     def step_loss(g: torch.Generator) -> torch.Tensor:
         x = _unit(high[torch.randint(len(high), (plan.vae_batch,), generator=g)])
-        posterior = vae.encode(x).latent_dist
-        z = posterior.mean + posterior.std * _randn(posterior.mean, g)
-        recon = vae.decode(z).sample
+        recon = vae.decode(vae.encode(x).latent).sample
         # The edge term keeps facets, windows and tree lines hard: L1 alone settles for blur.
         edges = sum(F.l1_loss(recon.diff(dim=d), x.diff(dim=d)) for d in (2, 3))
-        return F.l1_loss(recon, x) + edges + plan.kl_weight * posterior.kl().mean()
+        return F.l1_loss(recon, x) + edges
 
     vae.train()
     run_stage(plan, work, "sr-vae", {"vae": vae}, plan.vae_lr, step_loss)
@@ -153,8 +150,7 @@ def _train_unet(plan: UpscalerPlan, work: Path, vae, unet, high, low) -> None:
     def step_loss(g: torch.Generator) -> torch.Tensor:
         pick = torch.randint(len(high), (plan.unet_batch,), generator=g)
         with torch.no_grad():
-            posterior = vae.encode(_unit(high[pick])).latent_dist
-            z = (posterior.mean + posterior.std * _randn(posterior.mean, g)) * sr.SCALING
+            z = vae.encode(_unit(high[pick])).latent * sr.SCALING
         level = torch.randint(0, sr.MAX_TRAIN_NOISE_LEVEL + 1, (plan.unet_batch,), generator=g)
         given = _unit(low[pick])
         level = level.to(plan.device)

@@ -80,7 +80,9 @@ def write_upscaler_card(
         "Model v2's second stage: a x4 latent diffusion upscaler in the shape of Stable "
         "Diffusion's x4 upscaler (diffusers' `StableDiffusionUpscalePipeline`: a UNet over "
         "latents beside the enlarged picture, the noise added to that picture as a class label, "
-        "v-prediction, a KL autoencoder at x4), trained to turn a 256x144 landmark scene "
+        "v-prediction, an autoencoder at x4: here a DC-AE, diffusers' `AutoencoderDC`; "
+        "`engine.training.upscaler.upscale` decodes its latents, which the pipeline's own "
+        "decoding step cannot), trained to turn a 256x144 landmark scene "
         "(enlarged to 480x270) into the 1920x1080 one. See `engine/training/upscaler.py`.",
         "",
         "**Licence:** Apache-2.0. Trained from scratch by Spotforge only on procedural scenes "

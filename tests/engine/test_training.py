@@ -145,6 +145,7 @@ def test_the_upscaler_trains_into_a_plain_upscale_pipeline_that_draws_1080p(tmp_
     pipe = DiffusionPipeline.from_pretrained(out, torch_dtype=torch.float32)
     assert isinstance(pipe, StableDiffusionUpscalePipeline)
     assert pipe.vae.config.scaling_factor == upscaler.SCALING
+    assert pipe.vae_scale_factor == 4  # read from the autoencoder's config, saved and loaded
     base = draw(LandmarkParams("Manhattan", "night", "clear", 3), TRAIN_SIZE)
     image = upscaler.upscale(pipe, base, steps=1, seed=0)
     assert image.size == (1920, 1080)
@@ -157,9 +158,9 @@ def test_the_upscalers_latents_are_rescaled_without_changing_what_it_decodes():
     vae = upscaler.vae().eval()
     x = torch.rand(4, 3, 64, 64) * 2 - 1
     with torch.no_grad():
-        before = vae.decode(vae.encode(x).latent_dist.mean).sample
+        before = vae.decode(vae.encode(x).latent).sample
         k = upscaler.fit_latent_scale(vae, x)
-        latents = vae.encode(x).latent_dist.mean
+        latents = vae.encode(x).latent
         after = vae.decode(latents).sample
     assert k > 0 and abs(float(latents.std()) * upscaler.SCALING - 1) < 1e-3
     torch.testing.assert_close(after, before, rtol=1e-4, atol=1e-4)
