@@ -387,8 +387,8 @@ def bench(
 def train(
     model: str = typer.Option(
         "mini-sd",
-        help="mini-sd (the UNet), mini-dit (the transformer) or landmark-upscaler (model v2's "
-        "x4 upscaler).",
+        help="mini-sd (the UNet), mini-dit (the transformer), landmark-dit (model v2's 16:9 "
+        "landmark scenes) or landmark-upscaler (model v2's x4 upscaler).",
     ),
     work: Path = typer.Option(
         None, help="Data cache, checkpoints and loss logs (var/train/MODEL); reruns resume."
@@ -405,9 +405,9 @@ def train(
     ),
 ) -> None:
     """Train mini-sd (under 2 hours on 2 cores), mini-dit (about 1 hour, on mini-sd's
-    autoencoder) or landmark-upscaler (about 1.2 hours) from the procedural scenes, then write the
-    model card and sample grid (the upscaler: a crop at 1:1). Interrupted runs resume from
-    their last checkpoint."""
+    autoencoder), landmark-dit (about 1.5 hours) or landmark-upscaler (about 1.2 hours) from the
+    procedural scenes, then write the model card and sample grid (landmark-dit: a contact
+    sheet; the upscaler: a crop at 1:1). Interrupted runs resume from their last checkpoint."""
     import json
 
     from engine.presets import get_preset
@@ -415,8 +415,10 @@ def train(
     from engine.training.train import Plan, train_dit
     from engine.training.train import train as train_sd
 
-    if model not in ("mini-sd", "mini-dit", "landmark-upscaler"):
-        raise _fail(f"unknown model {model!r}: mini-sd, mini-dit or landmark-upscaler")
+    if model not in ("mini-sd", "mini-dit", "landmark-dit", "landmark-upscaler"):
+        raise _fail(
+            f"unknown model {model!r}: mini-sd, mini-dit, landmark-dit or landmark-upscaler"
+        )
     if device != "cpu" and model != "landmark-upscaler":
         raise _fail(f"{model} trains on the CPU only; --device is for landmark-upscaler")
     if device not in ("cpu", "cuda"):
@@ -442,6 +444,19 @@ def train(
             raise _fail(str(exc)) from exc
         lines = write_upscaler_card(upscaler_plan, work, out, crop, command)
         typer.echo(json.dumps({"out": str(out), "crop": str(crop), "lines": lines}))
+        return
+    if model == "landmark-dit":
+        from engine.training import landmark_dit
+        from engine.training.landmark_card import write_landmark_card
+
+        sheet = grid or Path("docs") / f"{model}-sheet.png"
+        landmark_plan = landmark_dit.LandmarkPlan(seed=seed)
+        try:
+            landmark_dit.train(landmark_plan, work, out, threads=threads)
+        except ValueError as exc:
+            raise _fail(str(exc)) from exc
+        scores = write_landmark_card(landmark_plan, work, out, sheet, command)
+        typer.echo(json.dumps({"out": str(out), "sheet": str(sheet), "recognised": scores}))
         return
     grid = grid or Path("docs") / f"{model}-grid.png"
     plan = Plan(seed=seed)

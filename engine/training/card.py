@@ -127,8 +127,7 @@ def _card(preset: Preset, plan, work, params, accuracy, command, grid_path) -> s
         "",
         summary,
         "",
-        "**Licence:** Apache-2.0. Trained from scratch by Spotforge only on procedural scenes "
-        "drawn by `engine/training/scenes.py`; no third-party images or weights.",
+        licence("scenes.py"),
         "",
         "## Data",
         "",
@@ -140,12 +139,7 @@ def _card(preset: Preset, plan, work, params, accuracy, command, grid_path) -> s
         "Vocabulary (anything else is dropped with a warning): "
         + ", ".join(f"`{w}`" for w in vocabulary()),
         "",
-        "## Model",
-        "",
-        "| part | parameters |",
-        "|---|---|",
-        *(f"| {name} | {n / 1e6:.2f} M |" for name, n in params.items()),
-        "",
+        *model_section(params),
         f"Weights stored in float16 safetensors. Defaults: {steps} steps, guidance {guidance:g}.",
         "",
         *training_section(command, plan, work, stages),
@@ -165,6 +159,20 @@ def _card(preset: Preset, plan, work, params, accuracy, command, grid_path) -> s
         "",
     ]
     return "\n".join(lines)
+
+
+def licence(drawn_by: str) -> str:
+    """A card's licence line: the weights are ours, from the scenes `drawn_by` draws."""
+    return (
+        "**Licence:** Apache-2.0. Trained from scratch by Spotforge only on procedural scenes "
+        f"drawn by `engine/training/{drawn_by}`; no third-party images or weights."
+    )
+
+
+def model_section(params: dict[str, int]) -> list[str]:
+    """A card's "Model": the parameters of each part."""
+    rows = [f"| {name} | {n / 1e6:.2f} M |" for name, n in params.items()]
+    return ["## Model", "", "| part | parameters |", "|---|---|", *rows, ""]
 
 
 def training_section(command: str, plan, work: Path, stages) -> list[str]:

@@ -32,12 +32,14 @@ def text_encoder(vocab_size: int) -> CLIPTextModelWithProjection:
     return CLIPTextModelWithProjection(CLIPTextConfig(**base.to_dict()))
 
 
-def transformer() -> SD3Transformer2DModel:
+def transformer(
+    sample_size: int = sd.SIZE // 8, latent_channels: int = sd.LATENT_CHANNELS
+) -> SD3Transformer2DModel:
     return SD3Transformer2DModel(
-        sample_size=sd.SIZE // 8,
-        patch_size=2,  # 16x16 latents: 64 image tokens
-        in_channels=sd.LATENT_CHANNELS,
-        out_channels=sd.LATENT_CHANNELS,
+        sample_size=sample_size,
+        patch_size=2,  # mini-sd's 16x16 latents: 64 image tokens
+        in_channels=latent_channels,
+        out_channels=latent_channels,
         num_layers=LAYERS,
         attention_head_dim=32,
         num_attention_heads=WIDTH // 32,

@@ -1167,6 +1167,39 @@ SIGNATURES: dict[str, Signature] = {
     )),
 }  # fmt: skip
 
+# The catalog's landscape of each geography (app/services/catalog/geographies.toml: the
+# scene archetype mini-sd draws), which leads the engine's background prompt; landmark
+# captions are also trained with it in front (`landmark_dit.caption`).
+LANDSCAPES = {
+    "San Francisco Bay Area": "green mountains",
+    "Manhattan": "street with buildings",
+    "Miami": "beach and ocean",
+    "Denver": "snowy peaks",
+    "Chicago": "city skyline",
+    "Phoenix": "desert dunes",
+    "Seattle": "pine forest",
+    "Los Angeles": "beach and ocean",
+    "San Diego": "beach and ocean",
+    "Boston": "street with buildings",
+    "Washington, D.C.": "city skyline",
+    "Philadelphia": "street with buildings",
+    "Atlanta": "city skyline",
+    "Dallas": "city skyline",
+    "Houston": "city skyline",
+    "Austin": "mountain lake",
+    "Las Vegas": "desert dunes",
+    "Salt Lake City": "snowy peaks",
+    "Portland": "pine forest",
+    "Minneapolis": "mountain lake",
+    "Lake Tahoe": "mountain lake",
+    "Nashville": "street with buildings",
+    "New Orleans": "street with buildings",
+    "Honolulu": "beach and ocean",
+    "Anchorage": "snowy peaks",
+    "Asheville": "green mountains",
+    "Burlington": "pine forest",
+}
+
 
 # --- measurement ----------------------------------------------------------------------------
 

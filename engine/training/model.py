@@ -37,10 +37,11 @@ def vocabulary() -> list[str]:
     return sorted({word for phrase in phrases for word in phrase.split()})
 
 
-def tokenizer() -> PreTrainedTokenizerFast:
-    """Words of the caption vocabulary; anything else is <unk> (the engine drops those words
-    and warns before the prompt reaches the model). Case and punctuation are ignored."""
-    vocab = {token: i for i, token in enumerate([*SPECIALS, *vocabulary()])}
+def tokenizer(words: list[str] | None = None) -> PreTrainedTokenizerFast:
+    """Words of the caption vocabulary (mini-sd's unless `words` are given); anything else is
+    <unk> (the engine drops those words and warns before the prompt reaches the model). Case
+    and punctuation are ignored."""
+    vocab = {token: i for i, token in enumerate([*SPECIALS, *(words or vocabulary())])}
     backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     backend.normalizer = normalizers.Sequence(
         [normalizers.NFKC(), normalizers.Lowercase(), normalizers.Replace(Regex(r"[^a-z]+"), " ")]

@@ -118,13 +118,13 @@ def train(plan: Plan, work: Path, out: Path, threads: int | None = None) -> Path
     images, captions = _data(plan, work)
     torch.manual_seed(plan.seed)  # initial weights; every later draw has its own generator
     vae = arch.vae()
-    _train_vae(plan, work, vae, images)
-    latents = _latents(work, vae, images)
+    train_vae(plan, work, vae, images)
+    latents = encode_latents(work, vae, images)
     tokenizer = arch.tokenizer()
     torch.manual_seed(plan.seed + 1)
     encoder, unet = arch.text_encoder(len(tokenizer)), arch.unet()
     _train_unet(plan, work, encoder, unet, latents, captions, tokenizer)
-    _train_decoder(plan, work, vae, images)
+    train_decoder(plan, work, vae, images)
     pipe = arch.pipeline(vae.eval(), encoder.eval(), unet.eval())
     out.mkdir(parents=True, exist_ok=True)
     # Half the bytes in git; loading casts back to the device's dtype (float32 on CPU).
@@ -141,13 +141,13 @@ def train_dit(plan: Plan, work: Path, out: Path, base: Path, threads: int | None
     check_plan(plan, work)
     images, _ = _data(plan, work)
     vae = AutoencoderKL.from_pretrained(base / "vae", torch_dtype=torch.float32).eval()
-    latents = _latents(work, vae, images)
+    latents = encode_latents(work, vae, images)
     tokenizer = arch.tokenizer()
     torch.manual_seed(plan.seed + 2)
     pipe = dit.pipeline(
         vae, dit.text_encoder(len(tokenizer)), dit.text_encoder(len(tokenizer)), dit.transformer()
     )
-    _train_dit(plan, work, pipe, latents)
+    train_transformer(plan, work, pipe, latents, lambda i, form: caption(scene_params(i), form))
     for part in (pipe.text_encoder, pipe.text_encoder_2, pipe.transformer):
         part.eval()
     out.mkdir(parents=True, exist_ok=True)
@@ -155,20 +155,30 @@ def train_dit(plan: Plan, work: Path, out: Path, base: Path, threads: int | None
     return out
 
 
-def _train_dit(plan: Plan, work: Path, pipe, latents: dict[str, torch.Tensor]) -> None:
-    """Rectified flow (SD3's objective): the transformer predicts noise - data at a point on
-    the straight line between them, with SD3's logit-normal weighting of where on it."""
-    form_odds = torch.tensor(CAPTION_WEIGHTS)
+def train_transformer(
+    plan: Plan,
+    work: Path,
+    pipe,
+    latents: dict[str, torch.Tensor],
+    caption_of: Callable[[int, str], str],
+    forms: tuple[str, ...] = CAPTION_FORMS,
+    form_weights: tuple[float, ...] = CAPTION_WEIGHTS,
+) -> None:
+    """Stage `dit`: rectified flow (SD3's objective): the transformer predicts noise - data at
+    a point on the straight line between them, with SD3's logit-normal weighting of where on
+    it. `caption_of(index, form)` is image `index`'s caption in one of `forms`."""
+    form_odds = torch.tensor(form_weights)
     scale = float(latents["scale"])
 
     def step_loss(g: torch.Generator) -> torch.Tensor:
         pick = torch.randint(len(latents["mean"]), (plan.dit_batch,), generator=g)
-        mean, std = latents["mean"][pick], latents["std"][pick]
-        z = (mean + std * torch.randn(mean.shape, generator=g)) * scale
-        forms = torch.multinomial(form_odds, plan.dit_batch, replacement=True, generator=g)
+        z = latents["mean"][pick]
+        if "std" in latents:  # a KL autoencoder's posterior: a sample of it
+            z = z + latents["std"][pick] * torch.randn(z.shape, generator=g)
+        z = z * scale
+        drawn = torch.multinomial(form_odds, plan.dit_batch, replacement=True, generator=g)
         prompts = [
-            caption(scene_params(i), CAPTION_FORMS[f])
-            for i, f in zip(pick.tolist(), forms.tolist(), strict=True)
+            caption_of(i, forms[f]) for i, f in zip(pick.tolist(), drawn.tolist(), strict=True)
         ]
         sigma = torch.sigmoid(torch.randn(plan.dit_batch, generator=g))
         noise = torch.randn(z.shape, generator=g)
@@ -246,13 +256,14 @@ def _to_unit(pixels: torch.Tensor) -> torch.Tensor:
     return pixels.float() / 127.5 - 1.0
 
 
-def _train_vae(plan: Plan, work: Path, vae, images: torch.Tensor) -> None:
+def train_vae(plan: Plan, work: Path, vae, images: torch.Tensor) -> None:
     def loss_at(batch: int, crop: int | None):
         def step_loss(g: torch.Generator) -> torch.Tensor:
             pick = torch.randint(len(images), (batch,), generator=g)
             x = _to_unit(images[pick])
             if crop:
-                top, left = torch.randint(arch.SIZE - crop + 1, (2,), generator=g).tolist()
+                top = int(torch.randint(x.shape[2] - crop + 1, (1,), generator=g))
+                left = int(torch.randint(x.shape[3] - crop + 1, (1,), generator=g))
                 x = x[:, :, top : top + crop, left : left + crop]
             posterior = vae.encode(x).latent_dist
             z = posterior.mean + posterior.std * torch.randn(posterior.mean.shape, generator=g)
@@ -268,7 +279,7 @@ def _train_vae(plan: Plan, work: Path, vae, images: torch.Tensor) -> None:
     vae.eval()
 
 
-def _train_decoder(plan: Plan, work: Path, vae, images: torch.Tensor) -> None:
+def train_decoder(plan: Plan, work: Path, vae, images: torch.Tensor) -> None:
     def step_loss(g: torch.Generator) -> torch.Tensor:
         x = _to_unit(images[torch.randint(len(images), (plan.decoder_batch,), generator=g)])
         with torch.no_grad():
@@ -286,7 +297,7 @@ def _train_decoder(plan: Plan, work: Path, vae, images: torch.Tensor) -> None:
     vae.eval()
 
 
-def _latents(work: Path, vae, images: torch.Tensor) -> dict[str, torch.Tensor]:
+def encode_latents(work: Path, vae, images: torch.Tensor) -> dict[str, torch.Tensor]:
     """Posterior mean and std of every scene; sets the VAE's scaling factor from them."""
     path = work / "latents.pt"
     if not path.exists():

@@ -43,6 +43,7 @@ from diffusers import (
 from PIL import Image
 
 from engine.training import model as sd
+from engine.training.dc_autoencoder import dc_autoencoder
 from engine.training.landmarks import SIGNATURES, TRAIN_SIZE, LandmarkParams, draw
 from engine.training.scenes import TIMES, WEATHER
 
@@ -71,32 +72,17 @@ LOW_RES_SCHEDULE = dict(
 
 
 def vae() -> AutoencoderDC:
-    """A deep-compression autoencoder (DC-AE: Chen et al. 2024, "Deep Compression Autoencoder
-    for Efficient High-Resolution Diffusion Models") at x4. Its down and up blocks add a
-    parameter-free shortcut (pixels folded into channels and averaged, or repeated and unfolded),
-    so it starts near a plain space-to-depth code and learns the rest: at equal steps it kept
-    about twice the lines of Stable Diffusion's KL autoencoder, at 58 % of its time a step
-    (docs/benchmarks.md). The shortcuts around the latent itself are off, so that the latents can
-    be rescaled exactly (`fit_latent_scale`)."""
-    model = AutoencoderDC(
-        in_channels=3,
-        latent_channels=LATENT_CHANNELS,
-        encoder_block_types="ResBlock",
-        decoder_block_types="ResBlock",
-        encoder_block_out_channels=AUTOENCODER_CHANNELS,  # two downsamplings: x4
-        decoder_block_out_channels=AUTOENCODER_CHANNELS,
-        encoder_layers_per_block=(1,) * len(AUTOENCODER_CHANNELS),
-        decoder_layers_per_block=(1,) * len(AUTOENCODER_CHANNELS),
-        encoder_qkv_multiscales=((),) * len(AUTOENCODER_CHANNELS),  # no attention
-        decoder_qkv_multiscales=((),) * len(AUTOENCODER_CHANNELS),
+    """A DC-AE at x4 (`dc_autoencoder`): at equal steps it kept about twice the lines of Stable
+    Diffusion's KL autoencoder, at 58 % of its time a step (docs/benchmarks.md). The shortcuts
+    around the latent itself are off, so that the latents can be rescaled exactly
+    (`fit_latent_scale`)."""
+    return dc_autoencoder(
+        AUTOENCODER_CHANNELS,  # two downsamplings: x4
+        LATENT_CHANNELS,
         encoder_out_shortcut=False,
         decoder_in_shortcut=False,
         scaling_factor=SCALING,
     )
-    # StableDiffusionUpscalePipeline reads its x4 factor from an AutoencoderKL's config key;
-    # stored in the config, it survives save and load (diffusers logs it as unexpected).
-    model.register_to_config(block_out_channels=AUTOENCODER_CHANNELS)
-    return model
 
 
 def unet() -> UNet2DConditionModel:

@@ -13,7 +13,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from engine.detail import effective_lines
 from engine.training import upscaler as sr
-from engine.training.card import training_section
+from engine.training.card import licence, model_section, training_section
 from engine.training.landmarks import SIGNATURES, TRAIN_SIZE, LandmarkParams, draw
 from engine.training.scenes import TIMES, WEATHER
 from engine.training.train_upscaler import UpscalerPlan
@@ -85,8 +85,7 @@ def write_upscaler_card(
         "decoding step cannot), trained to turn a 256x144 landmark scene "
         "(enlarged to 480x270) into the 1920x1080 one. See `engine/training/upscaler.py`.",
         "",
-        "**Licence:** Apache-2.0. Trained from scratch by Spotforge only on procedural scenes "
-        "drawn by `engine/training/landmarks.py`; no third-party images or weights.",
+        licence("landmarks.py"),
         "",
         "## Data",
         "",
@@ -95,12 +94,7 @@ def write_upscaler_card(
         f"({sr.CROP}x{sr.CROP} of the 1080p picture, {sr.CROP // 4}x{sr.CROP // 4} of the "
         "enlarged one).",
         "",
-        "## Model",
-        "",
-        "| part | parameters |",
-        "|---|---|",
-        *(f"| {name} | {n / 1e6:.2f} M |" for name, n in params.items()),
-        "",
+        *model_section(params),
         "The UNet has no attention and reads no prompt; the pipeline class encodes one, so a "
         "minimal text encoder stands in. Weights stored in float16 safetensors. Trained on "
         + ("a 2-core CPU machine (no GPU)." if plan.device == "cpu" else f"a GPU ({plan.device})."),

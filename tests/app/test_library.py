@@ -84,3 +84,24 @@ def test_background_prompts_draw_each_geography_s_landscape(ctx, business_ids, t
     pairs = list(zip(geographies, seen, strict=True))
     right = sum(archetype == archetype_of[g.landscape] for g, archetype in pairs)
     assert right >= 0.9 * len(geographies), [(g.name, archetype) for g, archetype in pairs]
+
+
+def test_each_builtin_place_names_the_landmark_its_model_was_trained_on():
+    """landmark-dit learned each place from its signature's words after its landscape and
+    light: a built-in's background prompt, less the words the model does not know, is that
+    caption."""
+    import re
+
+    from engine.training import landmark_dit
+    from engine.training.landmarks import LANDSCAPES, SIGNATURES, LandmarkParams
+
+    places, people = library.builtin_views()
+    known = set(landmark_dit.vocabulary())
+    assert {p.name for p in places} == set(SIGNATURES) == set(LANDSCAPES)
+    for place in places:
+        for audience in people:
+            prompt = library.background_prompt(place, audience)
+            kept = " ".join(w for w in re.findall("[a-z]+", prompt.lower()) if w in known)
+            asked = LandmarkParams(place.name, audience.time_of_day, place.weather, 0)
+            caption = landmark_dit.caption(asked, "landscape-first")
+            assert kept == " ".join(re.findall("[a-z]+", caption)), place.name

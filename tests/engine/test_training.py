@@ -164,3 +164,43 @@ def test_the_upscalers_latents_are_rescaled_without_changing_what_it_decodes():
         after = vae.decode(latents).sample
     assert k > 0 and abs(float(latents.std()) * upscaler.SCALING - 1) < 1e-3
     torch.testing.assert_close(after, before, rtol=1e-4, atol=1e-4)
+
+
+def test_landmark_dit_trains_on_named_places_into_a_plain_16_9_sd3_pipeline(tmp_path):
+    """Model v2's first stage: captions that name a place, 256x144 pictures, drawn through
+    diffusers' own SD3 pipeline on a DC autoencoder."""
+    from diffusers import AutoencoderDC, StableDiffusion3Pipeline
+
+    from engine.training import landmark_dit
+
+    plan = landmark_dit.LandmarkPlan(images=8, vae_steps=2, vae_batch=2, dit_steps=2,
+                                     dit_batch=2, warmup=1, checkpoint_every=2)  # fmt: skip
+    out = landmark_dit.train(plan, tmp_path / "w", tmp_path / "out", threads=1)
+    assert [row[0] for row in read_losses(tmp_path / "w", "dit")] == [0, 1]
+    pipe = StableDiffusion3Pipeline.from_pretrained(
+        out, text_encoder_3=None, tokenizer_3=None, torch_dtype=torch.float32
+    )
+    assert isinstance(pipe.vae, AutoencoderDC) and pipe.vae_scale_factor == 8
+    # The place's words are the model's own; a word it never saw is not.
+    ids = pipe.tokenizer("Mission Peak above the bay, at night. Unicorns").input_ids
+    assert ids.count(pipe.tokenizer.unk_token_id) == 1 and len(ids) == 10
+    run = dict(num_inference_steps=2, max_sequence_length=0, width=256, height=144)
+    image = pipe("manhattan avenue with yellow cabs at night", **run).images[0]
+    assert image.size == (256, 144)
+    # Latents of unit variance: the scale fitted to the training scenes is saved with it.
+    latents = pipe.vae.encode(torch.rand(1, 3, 144, 256) * 2 - 1).latent
+    assert latents.shape == (1, 16, 18, 32) and pipe.vae.config.scaling_factor > 0
+
+
+def test_landmark_captions_name_the_place_in_every_form_but_the_empty_one():
+    from engine.training import landmark_dit
+    from engine.training.landmarks import SIGNATURES
+
+    params = landmark_dit.scene(1)
+    words = SIGNATURES[params.geography].words
+    captions = {f: landmark_dit.caption(params, f) for f in landmark_dit.CAPTION_FORMS}
+    assert captions.pop("empty") == ""
+    assert all(words in c for c in captions.values())
+    # Every combination of geography, light and weather equally often.
+    combos = {(s.geography, s.time, s.weather) for s in map(landmark_dit.scene, range(162))}
+    assert len(combos) == len(SIGNATURES) * 3 * 2
