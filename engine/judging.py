@@ -1,6 +1,7 @@
-"""What a generated background shows: its landscape and its light, named by classifiers of the
-scenes its model was trained on. Only a scene-trained preset (mini-sd) has a judge; for any
-other model nothing here can tell, and `scene_judge` says so with None."""
+"""What a generated background shows, named by classifiers of the scenes its model was trained
+on: the landscape and light (mini-sd, mini-dit: the archetype scenes) or the place and light
+(landmark-dit: each built-in geography's landmarks). Only a scene-trained preset has a judge;
+for any other model nothing here can tell, and `scene_judge` says so with None."""
 
 from __future__ import annotations
 
@@ -18,33 +19,38 @@ from engine.training.scenes import ARCHETYPES
 
 @dataclass(frozen=True)
 class Seen:
-    landscape: str  # in the caption's words: "snowy peaks"
+    landscape: str | None  # in the caption's words: "snowy peaks" (None from a judge of places)
     light: str  # a time of day: "day", "golden" or "night"
+    place: str | None = None  # a built-in geography's name, from a judge of places
 
 
 class SceneJudge:
     """Two softmax regressions over the same features, fitted once on procedural scenes drawn
-    from seeds the model never saw (a few seconds, once per process)."""
+    from seeds the model never saw (a few seconds to a minute, once per process)."""
 
-    def __init__(self) -> None:
-        self._landscape = SceneClassifier.fit(target="archetype")
-        self._light = SceneClassifier.fit(target="time")
+    def __init__(self, trained_on: str) -> None:
+        self.places = trained_on == "landmarks"
+        target = "geography" if self.places else "archetype"
+        self._what = SceneClassifier.fit(target=target)
+        self._light = SceneClassifier.fit(target="time", landmarks=self.places)
 
     def judge(self, images: Sequence[Image.Image]) -> list[Seen]:
-        kinds, lights = self._landscape.predict(images), self._light.predict(images)
-        return [Seen(ARCHETYPES[k], t) for k, t in zip(kinds, lights, strict=True)]
+        whats, lights = self._what.predict(images), self._light.predict(images)
+        if self.places:
+            return [Seen(None, t, place=w) for w, t in zip(whats, lights, strict=True)]
+        return [Seen(ARCHETYPES[k], t) for k, t in zip(whats, lights, strict=True)]
 
 
 def scene_judge(preset: str) -> SceneJudge | None:
     """The judge of `preset`'s pictures, or None when no classifier knows them (a hub model, a
     random-weight test model, an unknown id)."""
     try:
-        trained = preset_for(preset).scene_trained
+        trained_on = preset_for(preset).trained_on
     except ModelUnavailable:
         return None
-    return _judge() if trained else None
+    return None if trained_on is None else _judge(trained_on)
 
 
 @functools.cache
-def _judge() -> SceneJudge:
-    return SceneJudge()
+def _judge(trained_on: str) -> SceneJudge:
+    return SceneJudge(trained_on)

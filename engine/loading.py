@@ -278,7 +278,7 @@ def _directory_preset(path: Path) -> Preset:
         repo=str(path),
         licence="see the model's own card",
         bundled=False,
-        scene_trained=False,
+        trained_on=None,
         skip_tasks=(),
         call_options=(("max_sequence_length", 0),) if no_t5 else (),
     )

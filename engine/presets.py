@@ -69,9 +69,10 @@ class Preset:
     )
     download_gb: float = 0.0
     description: str = ""
-    # Trained only on engine.training's procedural scenes, so their classifier can say what
-    # its pictures show (engine.judging); no classifier knows a hub model's pictures.
-    scene_trained: bool = False
+    # Which of engine.training's procedural scenes it was trained on, only: "archetypes"
+    # (landscapes) or "landmarks" (the built-in places), so a classifier of those scenes can
+    # say what its pictures show (engine.judging); no classifier knows a hub model's pictures.
+    trained_on: str | None = None
     # Pipeline arguments this model is always called with (the plain diffusers baseline too).
     call_options: tuple[tuple[str, object], ...] = ()
     skip_tasks: tuple[Task, ...] = ()  # tasks of its family this model cannot do
@@ -189,7 +190,7 @@ PRESETS: dict[str, Preset] = {
             width=128,
             height=128,
             bundled=True,
-            scene_trained=True,
+            trained_on="archetypes",
             description="Our own small Stable Diffusion: landscapes, skylines, streets, "
             "beaches, deserts, forests, snowy peaks and lakes, by day, golden hour or night.",
         ),
@@ -204,12 +205,31 @@ PRESETS: dict[str, Preset] = {
             width=128,
             height=128,
             bundled=True,
-            scene_trained=True,
+            trained_on="archetypes",
             call_options=(("max_sequence_length", 0),),  # no T5: no T5 tokens
             # SD3's inpaint pipeline takes a 16-channel latent space; this one is mini-sd's 4.
             skip_tasks=(Task.INPAINT,),
             description="Our own small Stable Diffusion 3 (a diffusion transformer): the same "
             "landscapes and times of day as mini-sd.",
+        ),
+        # landmark-dit: model v2's first stage (engine.training.landmark_dit), the built-in
+        # geographies by their landmarks, natively 16:9.
+        Preset(
+            "landmark-dit",
+            "sd3",
+            "Apache-2.0 (Spotforge; trained only on our procedural scenes)",
+            steps=20,
+            guidance=4.0,
+            width=256,
+            height=144,
+            bundled=True,
+            trained_on="landmarks",
+            call_options=(("max_sequence_length", 0),),  # no T5: no T5 tokens
+            # SD3's image-to-image and inpaint pipelines need a KL autoencoder; this is a DC one.
+            skip_tasks=(Task.IMAGE_TO_IMAGE, Task.INPAINT),
+            description="Our own small Stable Diffusion 3 for places: each built-in geography "
+            "by its landmarks (Mission Peak above the bay, a Manhattan avenue with yellow cabs, "
+            "...), by day, golden hour or night, in 16:9.",
         ),
         # Fixed-seed random weights built in-process (tests, benchmarks).
         Preset(

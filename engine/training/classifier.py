@@ -59,13 +59,22 @@ class SceneClassifier:
 
     @classmethod
     def fit(
-        cls, per_combination: int = 40, seed_base: int = 10_000_000, target: str = "archetype"
+        cls,
+        per_combination: int = 40,
+        seed_base: int = 10_000_000,
+        target: str = "archetype",
+        landmarks: bool | None = None,
     ) -> SceneClassifier:
         """Softmax regression on procedural scenes of every archetype x time x weather, drawn
         from seeds far from the training data's (seed_base and up), naming `target` (a key of
-        TARGETS). The geography target is fitted on the landmark scenes instead."""
+        TARGETS). With `landmarks` (always for the geography target) it is fitted on the
+        landmark scenes of every geography x time x weather instead."""
         labels = TARGETS[target]
-        if target == "geography":
+        if landmarks is None:
+            landmarks = target == "geography"
+        if target == "archetype" and landmarks:
+            raise ValueError("landmark scenes have no archetype")
+        if landmarks:
             params, x = _landmark_set(per_combination, seed_base)
         else:
             params, x = _training_set(per_combination, seed_base)

@@ -105,3 +105,26 @@ def test_each_builtin_place_names_the_landmark_its_model_was_trained_on():
             asked = LandmarkParams(place.name, audience.time_of_day, place.weather, 0)
             caption = landmark_dit.caption(asked, "landscape-first")
             assert kept == " ".join(re.findall("[a-z]+", caption)), place.name
+
+
+def test_landmark_dit_draws_each_builtin_place_recognisably_from_its_background_prompt(
+    ctx, business_ids, tmp_path
+):
+    """Model v2's first stage, asked as a variant asks (the background prompt of each built-in
+    place in one audience's light, the engine dropping the words it does not know), draws a
+    picture the project's classifier names as that place."""
+    geographies = library.geographies(ctx, business_ids[0])
+    runners = {a.name: a for a in library.audiences(ctx, business_ids[0])}["Young runners"]
+    classifier = SceneClassifier.fit(target="geography")
+    with Engine(model_dir=tmp_path, device="cpu") as engine:
+        requests = [
+            TextToImage(preset="landmark-dit", prompt=library.background_prompt(g, runners), seed=1)
+            for g in geographies
+        ]
+        results = [handle.result() for handle in engine.submit_all(requests)]
+    assert {r.images[0].size for r in results} == {(256, 144)}
+    seen = classifier.predict([r.images[0] for r in results])
+    wrong = [(g.name, s) for g, s in zip(geographies, seen, strict=True) if g.name != s]
+    # The committed weights name 17 of 27 places 90 % of the time (the card); a third
+    # wrong here means they, or the prompts the app asks them with, got worse.
+    assert len(wrong) <= len(geographies) // 3, wrong

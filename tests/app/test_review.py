@@ -116,8 +116,9 @@ def test_every_variant_is_scored_by_every_check(made):
 class Judge:
     """A scene judge that sees what it is told, to show what a mismatch reads like."""
 
-    def __init__(self, landscape: str, light: str):
-        self.seen = Seen(landscape, light)
+    def __init__(self, landscape: str | None, light: str, place: str | None = None):
+        self.seen = Seen(landscape, light, place)
+        self.places = place is not None
 
     def judge(self, images):
         return [self.seen] * len(images)
@@ -133,6 +134,13 @@ def test_background_match_names_a_wrong_place_or_light(made):
     night = review(made, made.denver, scene_judge=Judge("snowy peaks", "night"), **only)
     check = night[made.denver].checks["background_match"]
     assert check.passed is False and "it looks at night, not during the day" in check.why
+    # A judge of places (landmark-dit's) names the place by its landmarks.
+    chicago = review(made, made.denver, scene_judge=Judge(None, "day", "Chicago"), **only)
+    assert chicago[made.denver].checks["background_match"].why == \
+        "The background looks like Chicago during the day, not Denver."  # fmt: skip
+    denver = review(made, made.denver, scene_judge=Judge(None, "day", "Denver"), **only)
+    check = denver[made.denver].checks["background_match"]
+    assert check.passed is True and check.why.startswith("The background shows Denver by its ")
 
 
 def test_a_tampered_file_fails_integrity_with_its_reason(made):

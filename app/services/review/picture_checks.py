@@ -22,10 +22,11 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from app.services.library import TIMES_OF_DAY
+from app.services.library import TIMES_OF_DAY, catalog
 from app.services.review.reading import _letters, _signature
 from app.services.review.subjects import Panel, Subject
 from app.services.review.verdicts import Verdict, _sentence, not_judged
+from engine import Seen
 from storage import RenderTier
 from templates.composite import PRODUCT_TOLERANCE
 from templates.errors import BriefError
@@ -86,9 +87,16 @@ def background_match(subject: Subject, panel: Panel) -> Verdict:
         )
     if subject.background_path is None:
         return not_judged("Cannot be checked: the background it was made on is not stored.")
+    if judge.places and subject.geography not in builtin_places():
+        return not_judged(
+            f"Not available for {subject.geography}: the model's classifier knows the built-in "
+            "places only, and this one is yours."
+        )
     with Image.open(subject.background_path) as image:
         [seen] = judge.judge([image.convert("RGB")])
     wanted = TIMES_OF_DAY.get(subject.light or "", "")
+    if seen.place is not None:
+        return _place_match(subject, seen, wanted)
     shown = f"{seen.landscape} {TIMES_OF_DAY[seen.light]}"
     if seen.landscape != subject.landscape:
         return Verdict(False, 0.0, f"The background looks like {shown}, not the "
@@ -102,6 +110,26 @@ def background_match(subject: Subject, panel: Panel) -> Verdict:
         )  # fmt: skip
     return Verdict(True, 1.0, f"The background shows {shown}, as {subject.geography} should "
                               f"for {subject.audience}.")  # fmt: skip
+
+
+def _place_match(subject: Subject, seen: Seen, wanted: str) -> Verdict:
+    """The verdict of a judge of places (landmark-dit's): the place by its landmarks."""
+    looks = TIMES_OF_DAY[seen.light]
+    if seen.place != subject.geography:
+        return Verdict(False, 0.0, f"The background looks like {seen.place} {looks}, not "
+                                   f"{subject.geography}.")  # fmt: skip
+    if subject.light is not None and seen.light != subject.light:
+        return Verdict(
+            False, 0.5,
+            f"The background shows {subject.geography} by its landmarks, but it looks "
+            f"{looks}, not {wanted} (the light {subject.audience} are shown).",
+        )  # fmt: skip
+    return Verdict(True, 1.0, f"The background shows {subject.geography} by its landmarks, "
+                              f"{looks}, as {subject.audience} should see it.")  # fmt: skip
+
+
+def builtin_places() -> set[str]:
+    return {place["name"] for place in catalog()[0]}
 
 
 def composition(subject: Subject, panel: Panel) -> Verdict:

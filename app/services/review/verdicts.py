@@ -79,8 +79,11 @@ class SpotReview:
 
 
 class SceneJudge(Protocol):
-    """Names the landscape each picture shows, in the library's words ("snowy peaks"), and its
-    light (a time of day: "day", "golden", "night"); `engine.scene_judge` gives the project's."""
+    """Names the landscape each picture shows, in the library's words ("snowy peaks"), or with
+    `places` the built-in place it shows ("Manhattan"), and its light (a time of day: "day",
+    "golden", "night"); `engine.scene_judge` gives the project's."""
+
+    places: bool
 
     def judge(self, images: Sequence[Image.Image]) -> list[Seen]: ...
 
