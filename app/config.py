@@ -10,6 +10,8 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from engine.presets import DEFAULT_PRESET
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SPOTFORGE_", env_file=".env", extra="ignore")
@@ -29,7 +31,8 @@ class Settings(BaseSettings):
         None, description="Pulled model weights; default data_dir/models."
     )
     model: str = Field(
-        "mini-sd", description="Model preset id (or a saved pipeline's folder) to generate with."
+        DEFAULT_PRESET,
+        description="Model preset id (or a saved pipeline's folder) to generate with.",
     )
     device: str | None = Field(None, description="cuda, mps or cpu; default: the best available.")
     dtype: str | None = Field(None, description="float32, float16 or bfloat16; default per preset.")

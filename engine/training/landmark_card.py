@@ -118,7 +118,7 @@ def write_landmark_card(
         f"Weights stored in float16 safetensors. Defaults: {STEPS} steps, guidance "
         f"{GUIDANCE:g}. Trained on a 2-core CPU machine (no GPU).",
         "",
-        *training_section(command, plan, work, ("vae", "dit")),
+        *training_section(command, plan, work, ("vae", "dit", "dit-tune")),
         "## Evaluation",
         "",
         f"The project's scene classifier (`engine/training/classifier.py`, fitted on procedural "

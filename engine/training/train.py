@@ -45,7 +45,9 @@ from engine.training.scenes import ARCHETYPES, TIMES, WEATHER, SceneParams, draw
 
 # The order gives each stage its random stream (`_step_seed`), so a stage added later goes last
 # and leaves the others' draws untouched; `train` runs them in their data-flow order.
-STAGES = ("vae", "vae-whole", "unet", "decoder", "unet-tune", "dit", "sr-vae", "sr-unet")
+STAGES = (
+    "vae", "vae-whole", "unet", "decoder", "unet-tune", "dit", "sr-vae", "sr-unet", "dit-tune",
+)  # fmt: skip
 RUN_ORDER = ("vae", "vae-whole", "unet", "unet-tune", "decoder")
 CAPTION_FORMS = ("full", "no-weather", "no-time", "archetype", "empty")
 # How often each caption form is trained: mostly whole captions, some shortened so a prompt
@@ -163,10 +165,12 @@ def train_transformer(
     caption_of: Callable[[int, str], str],
     forms: tuple[str, ...] = CAPTION_FORMS,
     form_weights: tuple[float, ...] = CAPTION_WEIGHTS,
+    tune_lr: float | None = None,
 ) -> None:
     """Stage `dit`: rectified flow (SD3's objective): the transformer predicts noise - data at
     a point on the straight line between them, with SD3's logit-normal weighting of where on
-    it. `caption_of(index, form)` is image `index`'s caption in one of `forms`."""
+    it. `caption_of(index, form)` is image `index`'s caption in one of `forms`. With `tune_lr`,
+    then stage `dit-tune`: a warm restart at that lr (as mini-sd's `unet-tune`)."""
     form_odds = torch.tensor(form_weights)
     scale = float(latents["scale"])
 
@@ -203,6 +207,8 @@ def train_transformer(
     for module in modules.values():
         module.train()
     run_stage(plan, work, "dit", modules, plan.dit_lr, step_loss)
+    if tune_lr is not None:
+        run_stage(plan, work, "dit-tune", modules, tune_lr, step_loss)
 
 
 def check_plan(plan, work: Path) -> None:
