@@ -354,8 +354,7 @@ def bench(
     import json
 
     from engine import EngineError, Task
-    from engine.bench import HELD_OUT_PROMPTS, HELD_OUT_SEEDS, SUITES, markdown
-    from engine.bench import bench as run_bench
+    from engine.bench import HELD_OUT_PROMPTS, HELD_OUT_SEEDS, SUITES, markdown, methods
     from engine.bench import suite as run_suite
 
     settings = Settings()
@@ -364,23 +363,23 @@ def bench(
     if suite is not None:
         if suite not in SUITES:
             raise _fail(f"unknown suite {suite!r}; one of: {', '.join(SUITES)}")
-        rows = list(run_suite(suite, budget_s=budget_s, **where, **cases))
+        measured = run_suite(suite, budget_s=budget_s, **where, **cases)
     else:
-        rows = []
-        for name in method:
-            try:
-                rows.append(
-                    run_bench(
-                        preset, Task(task), method=name, steps=steps,
-                        size=_size(size) if size else None, **where, **cases,
-                    )
-                )  # fmt: skip
-            except (EngineError, ValueError) as exc:
-                raise _fail(str(exc)) from exc
-    for row in rows:
-        typer.echo(json.dumps(row))
-    if markdown_out:
-        markdown_out.write_text(markdown(rows) + "\n")
+        options = {"steps": steps, "size": _size(size) if size else None, **where, **cases}
+        measured = methods(preset, Task(task), method, **options)
+    rows = []
+    try:
+        for row in measured:  # each printed as it is measured: a long run keeps what it did
+            rows.append(row)
+            typer.echo(json.dumps(row))
+    except (EngineError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    finally:
+        if markdown_out and rows:
+            markdown_out.write_text(markdown(rows) + "\n")
+    not_run = [row for row in rows if "note" in row]
+    if suite is None and not_run:  # methods asked for by name: each one not run is an error
+        raise _fail("; ".join(row["note"] for row in not_run))
 
 
 @cli.command()

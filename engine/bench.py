@@ -8,6 +8,7 @@ the mean and worst PSNR and SSIM of the method's picture against the plain pipel
 
 from __future__ import annotations
 
+import contextlib
 import os
 import statistics
 import time
@@ -215,6 +216,21 @@ SUITES: dict[str, list[tuple[str, Task]]] = {
 COLUMNS = ("preset", "task", "method", "steps", "size", "device", "pairs", "speedup",
            "speedup_range", "psnr_mean", "psnr_worst", "ssim_mean", "ssim_worst",
            "skipped_blocks")  # fmt: skip
+
+
+def methods(preset: str, task: Task, names: Sequence[str], **options) -> Iterator[dict[str, Any]]:
+    """Bench rows for each of `names` on one model, as each is measured; a method that cannot
+    run on this model gives a row saying why, and the others still run. A misspelt name fails
+    before anything runs."""
+    for name in names:
+        if name not in RECIPES:  # a missing package is said in that method's row instead
+            with contextlib.suppress(ModelUnavailable):
+                bench_peers.parse(name)
+    for name in names:
+        try:
+            yield bench(preset, task, method=name, **options)
+        except ModelUnavailable as exc:
+            yield {"preset": preset, "task": task.value, "method": name, "note": f"not run: {exc}"}
 
 
 def suite(name: str, *, budget_s: float, **options) -> Iterator[dict[str, Any]]:

@@ -173,11 +173,17 @@ def test_bench_runs_each_peer_on_the_model_family_it_is_for(tmp_path):
         # to the pipeline it was meant for, not a broken one).
         assert 12 < row["psnr_worst"] < math.inf, row
     # diffusers' first-block cache cannot run SD3's last block (it returns no caption states):
-    # said as such, not as a traceback.
+    # said as such, not as a traceback, and the methods after it are still measured.
+    table = tmp_path / "partial.md"
     fbc = spotforge(tmp_path, "bench", "--preset", "mini-dit", "--steps", "4", "--method",
-                    "fbc:0.1", "--prompt", "lake", "--seed", "1")  # fmt: skip
+                    "fbc:0.1", "--method", "stepcache:0.5", "--prompt", "lake", "--seed", "1",
+                    "--markdown", str(table))  # fmt: skip
     assert fbc.returncode == 1 and "fbc:0.1 does not run on mini-dit" in fbc.stderr
     assert "Traceback" not in fbc.stderr
+    not_run, measured = (json.loads(line) for line in fbc.stdout.splitlines())
+    assert not_run["method"] == "fbc:0.1" and "does not run" in not_run["note"]
+    assert measured["method"] == "stepcache:0.5" and measured["pairs"] == 1
+    assert "| mini-dit | text-to-image | stepcache:0.5 |" in table.read_text()
 
 
 def test_models_list(tmp_path):
