@@ -63,7 +63,7 @@ SEED_BASE = 1_000_000  # training scenes' seeds: apart from the classifier's and
 @dataclass(frozen=True)
 class LandmarkPlan:
     """Everything that determines landmark-dit's weights. Autoencoder and transformer take
-    about 2.5 of the 3 hours model v2 has on 2 cores; the upscaler the rest."""
+    about 2 h 15 min of the 3 hours model v2 has on 2 cores; the upscaler has the rest."""
 
     seed: int = 0
     images: int = 20 * len(SIGNATURES) * len(TIMES) * len(WEATHER)  # 20 of each combination
