@@ -56,21 +56,9 @@ class LoadedModel:
                 self.encoder_caches[name] = attach_encoder_cache(encoder)
 
     def compile_blocks(self) -> None:
-        """Regional torch.compile: the denoiser's repeated blocks (diffusers' `_repeated_blocks`,
-        e.g. a UNet's transformer blocks, Flux's double and single blocks), each class compiled
-        once for all its instances, in seconds rather than a whole model's minutes. Their inputs
-        keep one shape from step to step, so steps trigger no recompiles; a new batch size (as
-        when guidance stops) or resolution compiles once more. Not `fullgraph`: the caches'
-        hooks on these blocks call code that torch.compile must leave out of the graph. A model
-        that names no repeated blocks (SD3) has each of its transformer blocks compiled."""
+        """Regional torch.compile of the denoiser (`compile_regions`)."""
         denoiser = getattr(self.base, "unet", None)
-        if denoiser is None:
-            denoiser = self.base.transformer
-        if denoiser._repeated_blocks:
-            denoiser.compile_repeated_blocks()
-        else:
-            for block in blocks_of(denoiser):
-                block.compile()
+        compile_regions(denoiser if denoiser is not None else self.base.transformer)
 
     def forget_encodings(self) -> None:
         for cache in self.encoder_caches.values():
@@ -103,6 +91,21 @@ class LoadedModel:
     def to(self, device: torch.device) -> None:
         self.base.to(device)
         self.device = device
+
+
+def compile_regions(denoiser: torch.nn.Module) -> None:
+    """Regional torch.compile: the denoiser's repeated blocks (diffusers' `_repeated_blocks`,
+    e.g. a UNet's transformer blocks, Flux's double and single blocks), each class compiled
+    once for all its instances, in seconds rather than a whole model's minutes. Their inputs
+    keep one shape from step to step, so steps trigger no recompiles; a new batch size (as
+    when guidance stops) or resolution compiles once more. Not `fullgraph`: the caches'
+    hooks on these blocks call code that torch.compile must leave out of the graph. A model
+    that names no repeated blocks (SD3) has each of its transformer blocks compiled."""
+    if denoiser._repeated_blocks:
+        denoiser.compile_repeated_blocks()
+    else:
+        for block in blocks_of(denoiser):
+            block.compile()
 
 
 def preset_for(preset_id: str) -> Preset:

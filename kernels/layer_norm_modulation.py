@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from torch.library import triton_op, wrap_triton
 
-from kernels._triton import tl, triton, triton_usable
+from kernels._triton import HAS_TRITON, tl, triton, triton_usable
 
 MAX_CHANNELS = 65536
 
@@ -56,20 +57,18 @@ def _as_rows(x: torch.Tensor, mod: torch.Tensor, name: str) -> torch.Tensor:
     return mod.reshape(batch, channels)
 
 
-def layer_norm_modulation_triton(
-    x: torch.Tensor, shift: torch.Tensor, scale: torch.Tensor, eps: float = 1e-6
-) -> torch.Tensor:
-    """Launch one program per token row of x [B, N, C] (made contiguous); C <= 65536."""
+def _checked_rows(x: torch.Tensor, shift: torch.Tensor, scale: torch.Tensor):
     if x.dim() != 3:
         raise ValueError(f"x must be [B, N, C], got {tuple(x.shape)}")
-    shift, scale = _as_rows(x, shift, "shift"), _as_rows(x, scale, "scale")
+    return _as_rows(x, shift, "shift"), _as_rows(x, scale, "scale")
+
+
+def _launch(x: torch.Tensor, shift: torch.Tensor, scale: torch.Tensor, eps: float) -> torch.Tensor:
     batch, tokens, channels = x.shape
-    if channels > MAX_CHANNELS:
-        raise ValueError(f"{channels} channels > {MAX_CHANNELS}")
     x = x.contiguous()
     y = torch.empty_like(x)
     block_c = triton.next_power_of_2(channels)
-    _layer_norm_modulation_kernel[(batch * tokens,)](
+    wrap_triton(_layer_norm_modulation_kernel)[(batch * tokens,)](
         x,
         shift,
         scale,
@@ -85,13 +84,27 @@ def layer_norm_modulation_triton(
     return y
 
 
+# An operator torch.compile sees into (and a CUDA graph captures) like any built-in one.
+_op = (
+    triton_op("spotforge::layer_norm_modulation", _launch, mutates_args=()) if HAS_TRITON else None
+)
+
+
+def layer_norm_modulation_triton(
+    x: torch.Tensor, shift: torch.Tensor, scale: torch.Tensor, eps: float = 1e-6
+) -> torch.Tensor:
+    """Launch one program per token row of x [B, N, C] (made contiguous); C <= 65536."""
+    shift, scale = _checked_rows(x, shift, scale)
+    if x.shape[-1] > MAX_CHANNELS:
+        raise ValueError(f"{x.shape[-1]} channels > {MAX_CHANNELS}")
+    return _op(x, shift, scale, eps)
+
+
 def layer_norm_modulation_reference(
     x: torch.Tensor, shift: torch.Tensor, scale: torch.Tensor, eps: float = 1e-6
 ) -> torch.Tensor:
     """The same formula in fp32 torch, cast back to x's dtype."""
-    if x.dim() != 3:
-        raise ValueError(f"x must be [B, N, C], got {tuple(x.shape)}")
-    shift, scale = _as_rows(x, shift, "shift"), _as_rows(x, scale, "scale")
+    shift, scale = _checked_rows(x, shift, scale)
     normed = F.layer_norm(x.float(), x.shape[-1:], eps=eps)
     return (normed * (1 + scale.float()[:, None]) + shift.float()[:, None]).to(x.dtype)
 

@@ -11,8 +11,9 @@ take our step cache (engine.acceleration.step_cache): between full steps, crowde
 of the schedule, the last full step's model output is reused whole. A recipe is attached for
 one pipeline call and removed after it, so no cache state outlives a request.
 
-Our Triton kernels are not in these recipes: swapped into SD 1.5 and Flux-width models on an
-H200 they measured level or slower at interactive batch sizes (docs/benchmarks.md), so
+Our Triton kernels are not in these recipes: inside SD 1.5 and Flux-width models on an H200
+the fused norms pay only in a CUDA graph (+3-6 %), which the engine does not use yet; eager
+they lose and under torch.compile Inductor fuses the same (docs/benchmarks.md). So
 `engine.acceleration.kernel_swaps` is there to measure them, not yet to serve.
 """
 

@@ -6,7 +6,13 @@ Flux-width transformer with fewer blocks) but random weights: speed does not dep
 and no weights can be fetched where this runs. Each variant's output is compared with the plain
 model's (relative L2 error), so a swap that is fast but wrong shows. One JSON line per variant:
 
-    python -m engine.acceleration.swap_bench [--compile] [--rows N]
+    python -m engine.acceleration.swap_bench [--modes graph,regional,compile] [--rows N]
+
+Eager variants swap each kernel alone and all together. The modes then run the model without
+Python's launch cost, plain and with the fused norms (the kernels are `torch.library.triton_op`s,
+so torch.compile traces into them): `graph` replays one CUDA graph of the whole forward,
+`regional` compiles the repeated blocks as the engine's `SPOTFORGE_COMPILE=1` does, `compile`
+compiles the whole model.
 """
 
 from __future__ import annotations
@@ -22,14 +28,18 @@ import torch
 from diffusers import AutoencoderKL, FluxTransformer2DModel, UNet2DConditionModel
 
 from engine.acceleration.kernel_swaps import KernelSet, kernels_applied
+from engine.loading import compile_regions
 
-VARIANTS = {
+VARIANTS: dict[str, KernelSet | None] = {
     "plain": None,
     "attention": KernelSet(group_norm_silu=False, layer_norm_modulation=False),
     "group_norm_silu": KernelSet(attention=False, layer_norm_modulation=False),
     "all_exact": KernelSet(),
     "all_int8_attention": KernelSet(int8=True),
 }
+# Attention stays out of the modes: it loses to SDPA at every shape (docs/benchmarks.md).
+FUSED_NORMS = KernelSet(attention=False)
+MODES = ("graph", "regional", "compile")
 
 
 def sd15_unet(dtype: torch.dtype, rows: int):
@@ -104,57 +114,98 @@ def _median_ms(fn: Callable[[], object], repeats: int = 20) -> float:
     return round(sorted(times)[len(times) // 2], 3)
 
 
-def run(compile_blocks: bool, rows: int) -> None:
+def run(modes: list[str], rows: int) -> None:
     for name, (build, dtype) in MODELS.items():
-        for row in _bench_model(name, partial(build, rows=rows), dtype, compile_blocks):
+        for row in _bench_model(name, partial(build, rows=rows), dtype, modes):
             row["rows"] = rows
             print(json.dumps(row), flush=True)
         torch.cuda.empty_cache()
 
 
-def _bench_model(name: str, build: Callable, dtype: torch.dtype, compile_blocks: bool):
+def _graphed(call: Callable[[], torch.Tensor]) -> Callable[[], torch.Tensor]:
+    """`call` captured once in a CUDA graph (after warm-up on a side stream, as capture
+    requires); the returned function replays it and gives the graph's output tensor."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            call()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = call()
+
+    def replay() -> torch.Tensor:
+        graph.replay()
+        return out
+
+    return replay
+
+
+def _runner(mode: str, model: torch.nn.Module, call: Callable) -> Callable[[], torch.Tensor]:
+    torch._dynamo.reset()
+    if mode == "graph":
+        return _graphed(call)
+    if mode == "regional":
+        compile_regions(model)
+        return call
+    compiled = torch.compile(model)
+    return lambda: call(compiled)
+
+
+def _bench_model(name: str, build: Callable, dtype: torch.dtype, modes: list[str]):
     with torch.device("cuda"):
         model, inputs, forward = build(dtype)
     model = model.to(dtype).eval()
 
-    def call():
-        return forward(model, inputs)
+    def call(m=model):
+        return forward(m, inputs)
 
     plain_ms = None
     with torch.inference_mode():
         reference = call().float()
-        for variant, kernel_set in VARIANTS.items():
-            row = {"model": name, "dtype": str(dtype).removeprefix("torch."), "variant": variant}
+        runs = [("eager", variant, ks) for variant, ks in VARIANTS.items()]
+        runs += [
+            (m, v, ks) for m in modes for v, ks in (("plain", None), ("fused_norms", FUSED_NORMS))
+        ]
+        mode_plain_ms: dict[str, float] = {}
+        for mode, variant, kernel_set in runs:
+            row = {"model": name, "dtype": str(dtype).removeprefix("torch."), "mode": mode}
+            row["variant"] = variant
             try:
                 with ExitStack() as stack:
                     if kernel_set is not None:
                         row["swapped"] = stack.enter_context(kernels_applied(model, kernel_set))
-                    out = call().float()
-                    row["ms"] = _median_ms(call)
+                    began = time.perf_counter()
+                    fn = call if mode == "eager" else _runner(mode, model, call)
+                    out = fn().float()
+                    torch.cuda.synchronize()
+                    if mode != "eager":
+                        row["prepare_s"] = round(time.perf_counter() - began, 1)
+                    row["ms"] = _median_ms(fn)
+                    if mode == "regional":  # compiled blocks stay compiled: undo for the next
+                        _uncompile(model)
                 row["rel_err"] = float((out - reference).norm() / reference.norm())
                 plain_ms = plain_ms or row["ms"]
+                mode_plain_ms.setdefault(mode, row["ms"])
                 row["speedup"] = round(plain_ms / row["ms"], 3)
+                row["speedup_in_mode"] = round(mode_plain_ms[mode] / row["ms"], 3)
             except Exception as exc:  # a variant that fails is a result too
                 row["error"] = f"{type(exc).__name__}: {exc}"[:300]
             yield row
-        if compile_blocks and getattr(model, "_repeated_blocks", None):
-            row = {"model": name, "variant": "compiled_blocks"}
-            try:
-                began = time.perf_counter()
-                model.compile_repeated_blocks(fullgraph=True)
-                out = call().float()
-                row["compile_s"] = round(time.perf_counter() - began, 1)
-                row["ms"] = _median_ms(call)
-                row["rel_err"] = float((out - reference).norm() / reference.norm())
-                row["speedup"] = round(plain_ms / row["ms"], 3) if plain_ms else None
-            except Exception as exc:
-                row["error"] = f"{type(exc).__name__}: {exc}"[:300]
-            yield row
+
+
+def _uncompile(model: torch.nn.Module) -> None:
+    for module in model.modules():
+        if getattr(module, "_compiled_call_impl", None) is not None:
+            module._compiled_call_impl = None
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--compile", action="store_true", help="also time regional compile")
+    parser.add_argument(
+        "--modes", default="graph", help=f"comma-separated, of {', '.join(MODES)}; '' for none"
+    )
     parser.add_argument(
         "--rows", type=int, default=2, help="UNet batch rows: 2 per image with guidance"
     )
@@ -162,8 +213,11 @@ def main() -> None:
     if not torch.cuda.is_available():
         print("swap_bench: needs a CUDA GPU; nothing to measure here")
         return
+    modes = [m for m in args.modes.split(",") if m]
+    if unknown := set(modes) - set(MODES):
+        parser.error(f"unknown modes {sorted(unknown)}; of {', '.join(MODES)}")
     torch.manual_seed(0)
-    run(args.compile, args.rows)
+    run(modes, args.rows)
 
 
 if __name__ == "__main__":

@@ -46,18 +46,21 @@ class UpscalerPlan:
 
     @classmethod
     def for_device(cls, device: str, seed: int = 0) -> UpscalerPlan:
-        """The CPU plan fits 2 cores in about 1.2 hours. On a GPU the plan is longer: the first
-        CPU run's autoencoder was far from converged (docs/benchmarks.md), and an H200 does
-        these small networks' steps in milliseconds (an estimate until a GPU run times it)."""
+        """The CPU plan fits 2 cores in about 1.2 hours. The GPU plan fits one call of a lent
+        H200 (`python -m engine.gpu_suite OUT --parts upscaler`): on the first one (2026-12-04)
+        drawing 648 scenes took about 3 minutes on 16 cores, an autoencoder step at batch 32
+        11 ms and a UNet step at batch 64 44 ms, so 6000 and 5000 steps come to about 8.5
+        minutes. The UNet, the part short of training on the CPU (docs/benchmarks.md), sees
+        13 times the crops."""
         if device == "cpu":
             return cls(seed=seed)
         return cls(
             seed=seed,
             device=device,
-            scenes=1296,
-            vae_steps=10_000,
+            scenes=648,
+            vae_steps=6000,
             vae_batch=32,
-            unet_steps=10_000,
+            unet_steps=5000,
             unet_batch=64,
             checkpoint_every=500,
         )
