@@ -358,7 +358,8 @@ def bench(
     from engine.bench import suite as run_suite
 
     settings = Settings()
-    where = {"model_dir": settings.resolved_model_dir, "device": settings.device}
+    where = {"model_dir": settings.resolved_model_dir, "device": settings.device,
+             "cuda_graphs": settings.cuda_graphs}  # fmt: skip
     cases = {"prompts": prompt or HELD_OUT_PROMPTS, "seeds": seed or HELD_OUT_SEEDS}
     if suite is not None:
         if suite not in SUITES:

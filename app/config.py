@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     compile: bool = Field(
         False, description="Regional torch.compile of the denoiser's repeated blocks (GPUs)."
     )
+    cuda_graphs: bool = Field(
+        False, description="Denoiser calls on a GPU replayed from CUDA graphs, fused norms inside."
+    )
     engine_max_batch: int = Field(4, ge=1, description="Largest batch of compatible requests.")
     engine_max_queued: int = Field(64, ge=1, description="Requests waiting before submit refuses.")
     max_waiting_renders: int = Field(

@@ -68,6 +68,7 @@ def bench(
     seeds: Sequence[int] = HELD_OUT_SEEDS,
     model_dir: Path = Path("var/models"),
     device: str | None = None,
+    cuda_graphs: bool = False,
 ) -> dict[str, Any]:
     """Plain diffusers against `method` (one of our recipes, run by the engine, or a peer,
     `engine.bench_peers`, applied to the plain pipeline object) on every prompt x seed.
@@ -77,7 +78,7 @@ def bench(
     the speedup is reported as the median and range over pairs, fidelity as the mean and worst
     PSNR and SSIM against the plain pipeline's picture of the same pair."""
     peer = None if method in RECIPES else bench_peers.parse(method)
-    with Engine(device=device, model_dir=model_dir, max_batch=1) as engine:
+    with Engine(device=device, model_dir=model_dir, max_batch=1, cuda_graphs=cuda_graphs) as engine:
         baseline_model = load(preset, model_dir, engine.device)
         p = baseline_model.preset
         width, height = size or (p.width, p.height)
@@ -151,7 +152,7 @@ def bench(
             "method": method,
             "steps": steps or p.steps,
             "size": f"{width}x{height}",
-            "device": engine.device.type,
+            "device": engine.device.type + (" with CUDA graphs" if cuda_graphs else ""),
             "clock": "wall, synchronised" if engine.device.type == "cuda" else "process CPU",
             "pairs": len(pairs),
             "load": round(os.getloadavg()[0], 2),

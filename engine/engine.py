@@ -43,6 +43,7 @@ class Engine:
         memory_budget_bytes: int | None = None,
         segmentation_model: Path | None = None,
         compile_blocks: bool = False,
+        cuda_graphs: bool = False,
     ):
         self.device = pick_device(device)
         self.model_dir = Path(model_dir)
@@ -57,6 +58,7 @@ class Engine:
             device=self.device,
             dtype=dtype,
             compile_blocks=compile_blocks,
+            cuda_graphs=cuda_graphs,
         )
         self.pool = ModelPool(
             loader,
@@ -136,11 +138,15 @@ class Engine:
         return first_frame(request, self.segmenter, width, height)
 
 
-def _load_shared(preset_id: str, compile_blocks: bool = False, **kwargs) -> LoadedModel:
+def _load_shared(
+    preset_id: str, compile_blocks: bool = False, cuda_graphs: bool = False, **kwargs
+) -> LoadedModel:
     model = load(preset_id, stay_on_cpu=True, **kwargs)
     model.share_encodings()
     if compile_blocks:
         model.compile_blocks()
+    if cuda_graphs:
+        model.use_cuda_graphs()
     return model
 
 

@@ -1,16 +1,17 @@
 """Everything Spotforge measures on a lent GPU, as one prepared run that fits one lease:
 
-    python -m engine.gpu_suite OUT [--budget-s 570] [--parts kernels,swaps,recipes,upscaler]
+    python -m engine.gpu_suite OUT [--budget-s 570] [--parts kernels,swaps,recipes,graphs,upscaler]
 
 In order, each part a subprocess with its own time cap, its JSON lines in OUT/<part>.jsonl and
 its other output in OUT/suite.log: each Triton kernel against torch (`kernels.bench`); the fused
 norms inside full-size models, eager, in a CUDA graph and under regional torch.compile
 (`engine.acceleration.swap_bench`); the recipes and the peers a user would pick on the shipped
-models (`engine.bench`, wall time synchronised); then, in the time left, the x4 upscaler's GPU
-plan (`engine.training.train_upscaler`), packed into OUT/landmark-upscaler.tar with its loss
-logs, whose timings size the next plan even when the run is cut short. The upscaler's whole
-plan needs a call of its own (`--parts upscaler`). Later parts need only that earlier ones
-ended, not that they succeeded.
+models (`engine.bench`, wall time synchronised); the engine's recipes again with its denoiser
+replayed from CUDA graphs (`engine.acceleration.cuda_graphs`); then, in the time left, the x4
+upscaler's GPU plan (`engine.training.train_upscaler`), packed into OUT/landmark-upscaler.tar
+with its loss logs, whose timings size the next plan even when the run is cut short. The
+upscaler's whole plan needs a call of its own (`--parts upscaler`). Later parts need only that
+earlier ones ended, not that they succeeded.
 """
 
 from __future__ import annotations
@@ -32,9 +33,11 @@ RECIPE_RUNS = {
         "cachedit-ts:0.1", "cachedit-ts:0.3", "pab:2",
     ],
 }  # fmt: skip
+# The engine's own recipes with its denoiser replayed from CUDA graphs (fused norms inside).
+GRAPH_RUNS = {"mini-sd": ["exact", "balanced"], "mini-dit": ["exact", "balanced", "fast"]}
 UPSCALER_MIN_S = 60  # less than this left: the upscaler would not get past its data
 UPSCALER_WORK = Path("/tmp/spotforge-upscaler")  # its data and checkpoints stay out of OUT
-PARTS = frozenset({"kernels", "swaps", "recipes", "upscaler"})
+PARTS = frozenset({"kernels", "swaps", "recipes", "graphs", "upscaler"})
 
 
 def _parts() -> list[tuple[str, list[str], float]]:
@@ -46,6 +49,7 @@ def _parts() -> list[tuple[str, list[str], float]]:
         ("swaps", [*swaps, "--rows", "8", "--modes", "graph"], 40),
     ]
     parts += [("recipes", [py, "-m", me, "recipes", p, *m], 60) for p, m in RECIPE_RUNS.items()]
+    parts += [("graphs", [py, "-m", me, "graphs", p, *m], 90) for p, m in GRAPH_RUNS.items()]
     return [*parts, ("upscaler", [py, "-m", me, "upscaler", str(UPSCALER_WORK)], 0)]
 
 
@@ -81,11 +85,12 @@ def _pack(work: Path, tar: Path) -> None:
                     archive.add(path, arcname=path.relative_to(work))
 
 
-def _recipes(preset: str, names: list[str]) -> None:
+def _recipes(preset: str, names: list[str], cuda_graphs: bool = False) -> None:
     from engine.bench import methods
     from engine.requests import Task
 
-    for row in methods(preset, Task.TEXT_TO_IMAGE, names, model_dir=Path("var/models")):
+    options = {"model_dir": Path("var/models"), "cuda_graphs": cuda_graphs}
+    for row in methods(preset, Task.TEXT_TO_IMAGE, names, **options):
         print(json.dumps(row), flush=True)
 
 
@@ -98,8 +103,8 @@ def _upscaler(work: Path) -> None:
 
 def main() -> None:
     part, *rest = sys.argv[1:] or [""]
-    if part == "recipes":  # the parts `run` starts in their own processes
-        return _recipes(rest[0], rest[1:])
+    if part in ("recipes", "graphs"):  # the parts `run` starts in their own processes
+        return _recipes(rest[0], rest[1:], cuda_graphs=part == "graphs")
     if part == "upscaler":
         return _upscaler(Path(rest[0]))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -55,10 +55,20 @@ class LoadedModel:
             if isinstance(encoder := getattr(self.base, name, None), torch.nn.Module):
                 self.encoder_caches[name] = attach_encoder_cache(encoder)
 
+    @property
+    def denoiser(self) -> torch.nn.Module:
+        unet = getattr(self.base, "unet", None)
+        return unet if unet is not None else self.base.transformer
+
     def compile_blocks(self) -> None:
         """Regional torch.compile of the denoiser (`compile_regions`)."""
-        denoiser = getattr(self.base, "unet", None)
-        compile_regions(denoiser if denoiser is not None else self.base.transformer)
+        compile_regions(self.denoiser)
+
+    def use_cuda_graphs(self) -> None:
+        """Denoiser calls on a GPU replayed from CUDA graphs (`acceleration.cuda_graphs`)."""
+        from engine.acceleration.cuda_graphs import use_cuda_graphs  # Triton: only when asked
+
+        use_cuda_graphs(self.denoiser)
 
     def forget_encodings(self) -> None:
         for cache in self.encoder_caches.values():

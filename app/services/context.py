@@ -64,5 +64,6 @@ def open_engine(settings: Settings, **overrides) -> Engine:
         "max_batch": settings.engine_max_batch,
         "max_queued": settings.engine_max_queued,
         "compile_blocks": settings.compile,
+        "cuda_graphs": settings.cuda_graphs,
     }
     return Engine(**{**options, **overrides})

@@ -14,7 +14,8 @@ Three swaps, each reversible and each keeping every parameter where it was:
 The swapped code calls the dispatchers, so Triton runs where the tensors are on a GPU and the
 fp32 torch reference elsewhere. Tests pass `triton=True` to run the Triton launchers themselves
 (under TRITON_INTERPRET=1 on a CPU). `engine.acceleration.swap_bench` times each swap inside
-full-size models; the recipes leave them out until they pay (see `recipes.py`).
+full-size models; the fused norms pay only inside a CUDA graph, so `cuda_graphs` swaps them in
+for its captures and nothing else serves them (see `recipes.py`).
 """
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ of the schedule, the last full step's model output is reused whole. A recipe is 
 one pipeline call and removed after it, so no cache state outlives a request.
 
 Our Triton kernels are not in these recipes: inside SD 1.5 and Flux-width models on an H200
-the fused norms pay only in a CUDA graph (+3-6 %), which the engine does not use yet; eager
-they lose and under torch.compile Inductor fuses the same (docs/benchmarks.md). So
-`engine.acceleration.kernel_swaps` is there to measure them, not yet to serve.
+the fused norms pay only in a CUDA graph (+3-6 %); eager they lose and under torch.compile
+Inductor fuses the same (docs/benchmarks.md). So they serve inside the engine's CUDA graphs
+(`engine.acceleration.cuda_graphs`, a setting of the engine, not of a recipe).
 """
 
 from __future__ import annotations
