@@ -401,7 +401,7 @@ def train(
     seed: int = typer.Option(0),
     threads: int = typer.Option(2, min=1, help="CPU threads (results depend on it)."),
     device: str = typer.Option(
-        "cpu", help="landmark-upscaler: cpu, or cuda for its longer GPU plan."
+        "cpu", help="landmark-dit and landmark-upscaler: cpu, or cuda for their GPU plans."
     ),
 ) -> None:
     """Train mini-sd (under 2 hours on 2 cores), mini-dit (about 1 hour, on mini-sd's
@@ -419,8 +419,8 @@ def train(
         raise _fail(
             f"unknown model {model!r}: mini-sd, mini-dit, landmark-dit or landmark-upscaler"
         )
-    if device != "cpu" and model != "landmark-upscaler":
-        raise _fail(f"{model} trains on the CPU only; --device is for landmark-upscaler")
+    if device != "cpu" and model not in ("landmark-dit", "landmark-upscaler"):
+        raise _fail(f"{model} trains on the CPU only; --device is for model v2's two stages")
     if device not in ("cpu", "cuda"):
         raise _fail(f"unknown device {device!r}: cpu or cuda")
     if device == "cuda":
@@ -450,7 +450,7 @@ def train(
         from engine.training.landmark_card import write_landmark_card
 
         sheet = grid or Path("docs") / f"{model}-sheet.png"
-        landmark_plan = landmark_dit.LandmarkPlan(seed=seed)
+        landmark_plan = landmark_dit.LandmarkPlan.for_device(device, seed)
         try:
             landmark_dit.train(landmark_plan, work, out, threads=threads)
         except ValueError as exc:

@@ -1,17 +1,17 @@
-"""Everything Spotforge measures on a lent GPU, as one prepared run that fits one lease:
+"""Everything Spotforge measures (and trains) on a lent GPU, as prepared runs that fit a lease:
 
-    python -m engine.gpu_suite OUT [--budget-s 570] [--parts kernels,swaps,recipes,graphs,upscaler]
+    python -m engine.gpu_suite OUT [--budget-s 570] [--parts kernels,swaps,recipes,graphs]
+    python -m engine.gpu_suite OUT --parts landmark-dit    # or upscaler: a call of its own
 
-In order, each part a subprocess with its own time cap, its JSON lines in OUT/<part>.jsonl and
+Each part runs as a subprocess with its own time cap, its JSON lines in OUT/<part>.jsonl and
 its other output in OUT/suite.log: each Triton kernel against torch (`kernels.bench`); the fused
 norms inside full-size models, eager, in a CUDA graph and under regional torch.compile
 (`engine.acceleration.swap_bench`); the recipes and the peers a user would pick on the shipped
 models (`engine.bench`, wall time synchronised); the engine's recipes again with its denoiser
-replayed from CUDA graphs (`engine.acceleration.cuda_graphs`); then, in the time left, the x4
-upscaler's GPU plan (`engine.training.train_upscaler`), packed into OUT/landmark-upscaler.tar
-with its loss logs, whose timings size the next plan even when the run is cut short. The
-upscaler's whole plan needs a call of its own (`--parts upscaler`). Later parts need only that
-earlier ones ended, not that they succeeded.
+replayed from CUDA graphs (`engine.acceleration.cuda_graphs`). The training parts, model v2's
+base (`landmark_dit`, with its card) and its x4 upscaler (`train_upscaler`), take the time left
+and come back packed with their loss logs, whose timings size the next plan even when a run
+is cut short. Later parts need only that earlier ones ended, not that they succeeded.
 """
 
 from __future__ import annotations
@@ -35,9 +35,14 @@ RECIPE_RUNS = {
 }  # fmt: skip
 # The engine's own recipes with its denoiser replayed from CUDA graphs (fused norms inside).
 GRAPH_RUNS = {"mini-sd": ["exact", "balanced"], "mini-dit": ["exact", "balanced", "fast"]}
-UPSCALER_MIN_S = 60  # less than this left: the upscaler would not get past its data
-UPSCALER_WORK = Path("/tmp/spotforge-upscaler")  # its data and checkpoints stay out of OUT
-PARTS = frozenset({"kernels", "swaps", "recipes", "graphs", "upscaler"})
+# Training parts take the time the others leave (each a call of its own, in practice), train
+# in a work folder outside OUT and come back packed: the plan, the loss logs with their timings,
+# and the pipeline when it finished, as OUT/<part>.tar.NN pieces under the trip's 16 MiB a file.
+TRAINING = {"upscaler": Path("/tmp/spotforge-upscaler"), "landmark-dit": Path("/tmp/spotforge-dit")}
+TRAINING_MIN_S = 60  # less than this left: a training part would not get past its data
+PIECE = 15 * 2**20
+MEASURING = frozenset({"kernels", "swaps", "recipes", "graphs"})
+PARTS = MEASURING | TRAINING.keys()
 
 
 def _parts() -> list[tuple[str, list[str], float]]:
@@ -50,21 +55,21 @@ def _parts() -> list[tuple[str, list[str], float]]:
     ]
     parts += [("recipes", [py, "-m", me, "recipes", p, *m], 60) for p, m in RECIPE_RUNS.items()]
     parts += [("graphs", [py, "-m", me, "graphs", p, *m], 90) for p, m in GRAPH_RUNS.items()]
-    return [*parts, ("upscaler", [py, "-m", me, "upscaler", str(UPSCALER_WORK)], 0)]
+    return parts + [(name, [py, "-m", me, name, str(work)], 0) for name, work in TRAINING.items()]
 
 
-def run(out: Path, budget_s: float, parts: set[str] = PARTS) -> None:
+def run(out: Path, budget_s: float, parts: set[str] = MEASURING) -> None:
     out.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + budget_s
     with (out / "suite.log").open("a") as log:
         for name, command, cap in _parts():
             if name not in parts:
                 continue
-            left = deadline - time.monotonic() - 15  # 15 s to pack what the upscaler made
-            if left < (UPSCALER_MIN_S if name == "upscaler" else 1):
+            left = deadline - time.monotonic() - 15  # 15 s to pack what a training part made
+            if left < (TRAINING_MIN_S if name in TRAINING else 1):
                 print(f"{name}: not run, {left:.0f} s left", file=log, flush=True)
                 continue
-            cap = left if name == "upscaler" else min(cap, left)
+            cap = left if name in TRAINING else min(cap, left)
             began = time.monotonic()
             with (out / f"{name}.jsonl").open("a") as rows:
                 try:
@@ -73,16 +78,23 @@ def run(out: Path, budget_s: float, parts: set[str] = PARTS) -> None:
                     code = "cut at its time cap"
             took = time.monotonic() - began
             print(f"{' '.join(command[2:])}: {code} in {took:.0f} s", file=log, flush=True)
-            if name == "upscaler":
-                _pack(UPSCALER_WORK, out / "landmark-upscaler.tar")
+            if name in TRAINING:
+                _pack(TRAINING[name], out / f"{name}.tar")
 
 
 def _pack(work: Path, tar: Path) -> None:
-    if work.exists():
-        with tarfile.open(tar, "w") as archive:
-            for path in sorted(work.rglob("*")):
-                if path.is_file() and not path.name.endswith((".pt", ".ckpt")):
-                    archive.add(path, arcname=path.relative_to(work))
+    """`work`'s files but data and checkpoints, as `tar`.00, .01, ... of at most PIECE bytes
+    (`cat NAME.tar.* | tar -x` unpacks them)."""
+    if not work.exists():
+        return
+    with tarfile.open(tar, "w") as archive:
+        for path in sorted(work.rglob("*")):
+            if path.is_file() and not path.name.endswith((".pt", ".ckpt")):
+                archive.add(path, arcname=path.relative_to(work))
+    with tar.open("rb") as whole:
+        for n, piece in enumerate(iter(lambda: whole.read(PIECE), b"")):
+            tar.with_name(f"{tar.name}.{n:02d}").write_bytes(piece)
+    tar.unlink()
 
 
 def _recipes(preset: str, names: list[str], cuda_graphs: bool = False) -> None:
@@ -101,16 +113,33 @@ def _upscaler(work: Path) -> None:
     train_upscaler(plan, work / "train", work / "landmark-upscaler", threads=15)
 
 
+def _landmark_dit(work: Path) -> None:
+    """Model v2's base trained on the GPU's plan, with its card and contact sheet."""
+    from engine.training import landmark_dit
+    from engine.training.landmark_card import write_landmark_card
+
+    plan = landmark_dit.LandmarkPlan.for_device("cuda")
+    out = work / "landmark-dit"
+    landmark_dit.train(plan, work / "train", out, threads=15)
+    command = "spotforge train --model landmark-dit --device cuda"
+    scores = write_landmark_card(
+        plan, work / "train", out, work / "landmark-dit-sheet.png", command
+    )
+    print(json.dumps({"recognised": scores}), flush=True)
+
+
 def main() -> None:
     part, *rest = sys.argv[1:] or [""]
     if part in ("recipes", "graphs"):  # the parts `run` starts in their own processes
         return _recipes(rest[0], rest[1:], cuda_graphs=part == "graphs")
-    if part == "upscaler":
-        return _upscaler(Path(rest[0]))
+    if part in TRAINING:
+        return {"upscaler": _upscaler, "landmark-dit": _landmark_dit}[part](Path(rest[0]))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--budget-s", type=float, default=570)
-    parser.add_argument("--parts", default=",".join(sorted(PARTS)))
+    parser.add_argument(
+        "--parts", default=",".join(sorted(MEASURING)), help=f"of {', '.join(sorted(PARTS))}"
+    )
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     if unknown := parts - PARTS:

@@ -83,7 +83,7 @@ def write_landmark_card(
     plan: LandmarkPlan, work: Path, out: Path, sheet_path: Path, command: str
 ) -> dict[str, float]:
     """Recognition and contact sheet of the pipeline in `out`, and its card `out/README.md`."""
-    pipe = load(out)
+    pipe = load(out).to(plan.device)
     sheet_path.parent.mkdir(parents=True, exist_ok=True)
     contact_sheet(pipe).save(sheet_path)
     scores = recognition(pipe)
@@ -116,7 +116,8 @@ def write_landmark_card(
         "",
         *model_section(params),
         f"Weights stored in float16 safetensors. Defaults: {STEPS} steps, guidance "
-        f"{GUIDANCE:g}. Trained on a 2-core CPU machine (no GPU).",
+        f"{GUIDANCE:g}. Trained on "
+        + ("a 2-core CPU machine (no GPU)." if plan.device == "cpu" else f"a GPU ({plan.device})."),
         "",
         *training_section(command, plan, work, ("vae", "dit", "dit-tune")),
         "## Evaluation",

@@ -80,11 +80,22 @@ class LandmarkPlan:
     dit_tune_lr: float = 1.5e-4
     warmup: int = 100
     checkpoint_every: int = 100
+    device: str = "cpu"  # where it trains: the numerics, so the weights, depend on it
 
     def steps(self, stage: str) -> int:
         return {"vae": self.vae_steps, "dit": self.dit_steps, "dit-tune": self.dit_tune_steps}[
             stage
         ]
+
+    @classmethod
+    def for_device(cls, device: str, seed: int = 0) -> LandmarkPlan:
+        """The CPU plan above, or on a GPU the transformer's stages twice as long at twice the
+        batch: its loss was still falling at the end of each on the CPU (docs/benchmarks.md).
+        An estimate of about 5 minutes on an H200 with the card, untimed until a GPU runs it
+        (`python -m engine.gpu_suite OUT --parts landmark-dit`)."""
+        if device == "cpu":
+            return cls(seed=seed)
+        return cls(seed=seed, device=device, dit_steps=3600, dit_batch=64, dit_tune_steps=1400)
 
 
 def scene(index: int) -> LandmarkParams:
@@ -142,7 +153,7 @@ def train(plan: LandmarkPlan, work: Path, out: Path, threads: int | None = None)
     check_plan(plan, work)
     images = _data(plan, work)
     torch.manual_seed(plan.seed)  # initial weights; every later draw has its own generator
-    autoencoder = vae()
+    autoencoder = vae().to(plan.device)
     _train_vae(plan, work, autoencoder, images)
     latents = _latents(work, autoencoder, images)
     words = len(vocabulary()) + len(sd.SPECIALS)
@@ -152,7 +163,7 @@ def train(plan: LandmarkPlan, work: Path, out: Path, threads: int | None = None)
         dit.text_encoder(words),
         dit.text_encoder(words),
         dit.transformer(TRAIN_SIZE[0] // 8, LATENT_CHANNELS),
-    )
+    ).to(plan.device)
     train_transformer(
         plan,
         work,
@@ -162,11 +173,12 @@ def train(plan: LandmarkPlan, work: Path, out: Path, threads: int | None = None)
         CAPTION_FORMS,
         CAPTION_WEIGHTS,
         tune_lr=plan.dit_tune_lr,
+        device=plan.device,
     )
     for part in (pipe.text_encoder, pipe.text_encoder_2, pipe.transformer):
         part.eval()
     out.mkdir(parents=True, exist_ok=True)
-    pipe.to(dtype=torch.float16).save_pretrained(out, safe_serialization=True)
+    pipe.to("cpu", dtype=torch.float16).save_pretrained(out, safe_serialization=True)
     return out
 
 
@@ -199,7 +211,7 @@ def _train_vae(plan: LandmarkPlan, work: Path, autoencoder, images: torch.Tensor
             images[i, :, t : t + size, x : x + size]
             for i, t, x in zip(pick, tops, lefts, strict=True)
         ]
-        x = _unit(torch.stack(crops))
+        x = _unit(torch.stack(crops).to(plan.device))
         recon = autoencoder.decode(autoencoder.encode(x).latent).sample
         edges = sum(F.l1_loss(recon.diff(dim=d), x.diff(dim=d)) for d in (2, 3))
         return F.l1_loss(recon, x) + edges
@@ -211,13 +223,16 @@ def _train_vae(plan: LandmarkPlan, work: Path, autoencoder, images: torch.Tensor
 
 def _latents(work: Path, autoencoder, images: torch.Tensor) -> dict[str, torch.Tensor]:
     """Every scene's latents, in the form `train_transformer` takes (a DC-AE's are exact: no
-    "std" of a posterior); sets the autoencoder's scaling factor so that they have unit variance."""
+    "std" of a posterior), on the autoencoder's device; sets its scaling factor so that they
+    have unit variance."""
     path = work / "latents.pt"
+    device = next(autoencoder.parameters()).device
     if not path.exists():
         with torch.inference_mode():
-            mean = torch.cat([autoencoder.encode(_unit(c)).latent for c in images.split(64)])
+            chunks = [autoencoder.encode(_unit(c.to(device))).latent for c in images.split(64)]
+        mean = torch.cat(chunks).cpu()
         scale = torch.tensor(1.0 / mean.std().item())
         save_atomic({"mean": mean, "scale": scale}, path)
     latents = torch.load(path, weights_only=True)
     autoencoder.register_to_config(scaling_factor=float(latents["scale"]))
-    return latents
+    return {"mean": latents["mean"].to(device), "scale": latents["scale"]}

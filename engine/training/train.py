@@ -166,11 +166,13 @@ def train_transformer(
     forms: tuple[str, ...] = CAPTION_FORMS,
     form_weights: tuple[float, ...] = CAPTION_WEIGHTS,
     tune_lr: float | None = None,
+    device: str = "cpu",
 ) -> None:
     """Stage `dit`: rectified flow (SD3's objective): the transformer predicts noise - data at
     a point on the straight line between them, with SD3's logit-normal weighting of where on
     it. `caption_of(index, form)` is image `index`'s caption in one of `forms`. With `tune_lr`,
-    then stage `dit-tune`: a warm restart at that lr (as mini-sd's `unet-tune`)."""
+    then stage `dit-tune`: a warm restart at that lr (as mini-sd's `unet-tune`). `latents` and
+    `pipe` are on `device`; every random draw is made on the CPU, so a GPU run draws the same."""
     form_odds = torch.tensor(form_weights)
     scale = float(latents["scale"])
 
@@ -178,17 +180,17 @@ def train_transformer(
         pick = torch.randint(len(latents["mean"]), (plan.dit_batch,), generator=g)
         z = latents["mean"][pick]
         if "std" in latents:  # a KL autoencoder's posterior: a sample of it
-            z = z + latents["std"][pick] * torch.randn(z.shape, generator=g)
+            z = z + latents["std"][pick] * torch.randn(z.shape, generator=g).to(device)
         z = z * scale
         drawn = torch.multinomial(form_odds, plan.dit_batch, replacement=True, generator=g)
         prompts = [
             caption_of(i, forms[f]) for i, f in zip(pick.tolist(), drawn.tolist(), strict=True)
         ]
-        sigma = torch.sigmoid(torch.randn(plan.dit_batch, generator=g))
-        noise = torch.randn(z.shape, generator=g)
+        sigma = torch.sigmoid(torch.randn(plan.dit_batch, generator=g)).to(device)
+        noise = torch.randn(z.shape, generator=g).to(device)
         s = sigma.view(-1, 1, 1, 1)
         states, _, pooled, _ = pipe.encode_prompt(
-            prompts, None, None, device="cpu", do_classifier_free_guidance=False,
+            prompts, None, None, device=device, do_classifier_free_guidance=False,
             max_sequence_length=dit.T5_TOKENS,
         )  # fmt: skip
         predicted = pipe.transformer(

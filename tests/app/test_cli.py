@@ -108,11 +108,12 @@ def test_training_on_a_device_that_cannot_train_is_refused_in_words(tmp_path):
     other = spotforge(tmp_path, "train", "--model", "mini-sd", "--device", "cuda")
     assert other.returncode == 1
     assert other.stderr.endswith("error: mini-sd trains on the CPU only; --device is for "
-                                 "landmark-upscaler\n")  # fmt: skip
+                                 "model v2's two stages\n")  # fmt: skip
     unknown = spotforge(tmp_path, "train", "--model", "landmark-upscaler", "--device", "tpu")
     assert unknown.stderr.endswith("error: unknown device 'tpu': cpu or cuda\n")
     if not torch.cuda.is_available():  # where CUDA works this would start a real run
-        gpu = spotforge(tmp_path, "train", "--model", "landmark-upscaler", "--device", "cuda")
-        assert gpu.returncode == 1
-        assert gpu.stderr.endswith("error: --device cuda: this machine has no CUDA GPU that "
-                                   "torch can use\n")  # fmt: skip
+        for model in ("landmark-dit", "landmark-upscaler"):
+            gpu = spotforge(tmp_path, "train", "--model", model, "--device", "cuda")
+            assert gpu.returncode == 1
+            assert gpu.stderr.endswith("error: --device cuda: this machine has no CUDA GPU "
+                                       "that torch can use\n")  # fmt: skip
