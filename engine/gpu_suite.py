@@ -87,6 +87,8 @@ def _pack(work: Path, tar: Path) -> None:
     (`cat NAME.tar.* | tar -x` unpacks them)."""
     if not work.exists():
         return
+    for stale in tar.parent.glob(f"{tar.name}.*"):  # an earlier, longer pack's tail
+        stale.unlink()
     with tarfile.open(tar, "w") as archive:
         for path in sorted(work.rglob("*")):
             if path.is_file() and not path.name.endswith((".pt", ".ckpt")):

@@ -48,6 +48,7 @@ class LoadedModel:
     dtype: torch.dtype
     _pipelines: dict[Task, DiffusionPipeline] = field(default_factory=dict)
     encoder_caches: dict[str, EncoderCache] = field(default_factory=dict)
+    cuda_graphs: bool = False  # the denoiser replays CUDA graphs (`use_cuda_graphs`)
 
     def share_encodings(self) -> None:
         """Encode each token sequence once for every request and task of this model."""
@@ -69,6 +70,7 @@ class LoadedModel:
         from engine.acceleration.cuda_graphs import use_cuda_graphs  # Triton: only when asked
 
         use_cuda_graphs(self.denoiser)
+        self.cuda_graphs = True
 
     def forget_encodings(self) -> None:
         for cache in self.encoder_caches.values():
@@ -99,6 +101,10 @@ class LoadedModel:
         )
 
     def to(self, device: torch.device) -> None:
+        if self.cuda_graphs:  # they hold the weights' old addresses, and GPU memory
+            from engine.acceleration.cuda_graphs import drop_graphs
+
+            drop_graphs(self.denoiser)
         self.base.to(device)
         self.device = device
 

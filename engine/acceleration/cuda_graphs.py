@@ -9,16 +9,24 @@ run diffusers' own modules.
 
 A diffusers hook on the denoiser captures one graph per input signature (the shapes, dtypes and
 non-tensor arguments of a call) and replays it with the call's tensors copied into the graph's
-static inputs. Calls it cannot serve run eagerly: inputs off the GPU, arguments it cannot key
-on, a signature past the first `MAX_GRAPHS`, a forward that cannot be captured (a host sync),
-and every call while DeepCache is attached (it changes which blocks run from step to step, which
-one graph cannot). The step cache for transformers sits outside this hook, so its cached steps
-skip the replay as they skip the forward. Graphs hold the parameters' addresses, so all are
-dropped when the model moves (the pool offloads models under memory pressure).
+static inputs. The graphs share one memory pool (a call's outputs are copied out at once, so no
+replay needs another's memory) and the least recently used is dropped past `MAX_GRAPHS`. Calls
+run eagerly when their inputs are off the GPU or not keyable, with autograd on, when capture
+fails (a host sync in the forward, say), and while any hook but the step cache is on the
+denoiser: DeepCache's (it changes which blocks run from step to step) is registered there. The
+step cache sits outside this hook, so its cached steps skip the replay as they skip the
+forward. Graphs hold the weights' addresses, so `drop_graphs` clears them when the model moves
+(the pool offloads models under memory pressure), and a moved first weight clears them too.
+
+Replayed and eager calls differ in the last bits (the fused norms round once, in fp32), so a
+request repeats exactly only while its signature replays; the pool of graphs is sized so that an
+engine's few shapes (batch sizes, resolutions) all keep theirs.
 """
 
 from __future__ import annotations
 
+import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -26,18 +34,19 @@ import torch
 from diffusers.hooks import HookRegistry, ModelHook
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
-from engine.acceleration import deep_cache
 from engine.acceleration.kernel_swaps import KernelSet, kernels_applied
+from engine.acceleration.step_cache import HOOK as STEP_CACHE
 
 HOOK = "spotforge_cuda_graphs"
-MAX_GRAPHS = 4  # each holds its activations' memory for as long as the model is loaded
+MAX_GRAPHS = 8  # signatures kept per model; they share one pool of activation memory
 FUSED_NORMS = KernelSet(attention=False)  # attention loses to SDPA, graph or not
+log = logging.getLogger(__name__)
 
 
 class _Graph:
     """One captured forward: static inputs, the graph, and its outputs."""
 
-    def __init__(self, forward: Callable, module: torch.nn.Module, leaves: list, spec) -> None:
+    def __init__(self, forward: Callable, module: torch.nn.Module, leaves: list, spec, pool):
         self.inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in leaves]
         args, kwargs = tree_unflatten(self.inputs, spec)
         with kernels_applied(module, FUSED_NORMS):
@@ -48,7 +57,7 @@ class _Graph:
                     forward(*args, **kwargs)
             torch.cuda.current_stream().wait_stream(stream)
             self.graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(self.graph):
+            with torch.cuda.graph(self.graph, pool=pool):
                 self.outputs = forward(*args, **kwargs)
 
     def __call__(self, leaves: list) -> Any:
@@ -56,47 +65,54 @@ class _Graph:
             if isinstance(static, torch.Tensor):
                 static.copy_(x)
         self.graph.replay()
-        # A copy: the next replay overwrites the graph's outputs, and callers keep them (the
-        # step cache reuses a full step's output on the steps after it).
+        # A copy: the next replay (of this graph or another in the pool) overwrites the outputs,
+        # and callers keep them (the step cache reuses a full step's output after it).
         return tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t, self.outputs)
 
 
 class _GraphHook(ModelHook):
     def __init__(self) -> None:
         super().__init__()
-        self.graphs: dict[tuple, _Graph | None] = {}  # None: tried, cannot be captured
+        self.graphs: OrderedDict[tuple, _Graph | None] = OrderedDict()  # None: cannot capture
+        self.pool = None
         self.weights_at: int | None = None
+
+    def drop(self) -> None:
+        self.graphs.clear()
+        self.pool = None
 
     def new_forward(self, module: torch.nn.Module, *args, **kwargs):
         forward = self.fn_ref.original_forward
         leaves, spec = tree_flatten((args, kwargs))
         key = _signature(leaves, spec)
-        if key is None or _deep_cached(module):
+        if key is None or torch.is_grad_enabled() or _other_hooks(module):
             return forward(*args, **kwargs)
         weights_at = next(module.parameters()).data_ptr()
-        if weights_at != self.weights_at:  # moved (or first call): old graphs point elsewhere
-            self.graphs.clear()
+        if weights_at != self.weights_at:  # moved without `drop_graphs`: they point elsewhere
+            self.drop()
             self.weights_at = weights_at
         if key not in self.graphs:
             if len(self.graphs) >= MAX_GRAPHS:
+                self.graphs.popitem(last=False)
+            try:
+                self.graphs[key] = _Graph(forward, module, leaves, spec, self.pool)
+            except torch.OutOfMemoryError:  # may pass: try again on a later call
                 return forward(*args, **kwargs)
-            self.graphs[key] = _capture(forward, module, leaves, spec)
+            except Exception:
+                log.warning("denoiser call not captured in a CUDA graph; eager", exc_info=True)
+                self.graphs[key] = None
+            else:
+                self.pool = self.pool or self.graphs[key].graph.pool()
+        self.graphs.move_to_end(key)
         graph = self.graphs[key]
         return forward(*args, **kwargs) if graph is None else graph(leaves)
 
 
-def _capture(forward: Callable, module: torch.nn.Module, leaves: list, spec) -> _Graph | None:
-    try:
-        return _Graph(forward, module, leaves, spec)
-    except RuntimeError:  # e.g. a host sync inside the forward: it stays eager
-        torch.cuda.synchronize()
-        return None
-
-
 def _signature(leaves: list, spec) -> tuple | None:
     """What a graph is captured for; None when the call cannot run from one (a tensor off the
-    GPU, or an argument that is not a tensor or a plain hashable value)."""
-    parts: list[Any] = [str(spec)]
+    GPU, or an argument that is not a tensor or a plain hashable value). Inference mode is part
+    of it: tensors made in it cannot be written outside it."""
+    parts: list[Any] = [str(spec), torch.is_inference_mode_enabled()]
     for x in leaves:
         if isinstance(x, torch.Tensor):
             if not x.is_cuda:
@@ -109,11 +125,21 @@ def _signature(leaves: list, spec) -> tuple | None:
     return tuple(parts)
 
 
-def _deep_cached(module: torch.nn.Module) -> bool:
+def _other_hooks(module: torch.nn.Module) -> bool:
+    """A hook on the denoiser besides this one and the step cache (which only skips whole
+    calls): it may change what the forward does from call to call."""
     registry = getattr(module, "_diffusers_hook", None)
-    return registry is not None and registry.get_hook(deep_cache.HOOK) is not None
+    others = registry is not None and any(h not in (HOOK, STEP_CACHE) for h in registry.hooks)
+    return others or bool(module._forward_hooks or module._forward_pre_hooks)
 
 
 def use_cuda_graphs(denoiser: torch.nn.Module) -> None:
     """Serve `denoiser`'s forward from CUDA graphs from now on (calls on a CPU run as before)."""
     HookRegistry.check_if_exists_or_initialize(denoiser).register_hook(_GraphHook(), HOOK)
+
+
+def drop_graphs(denoiser: torch.nn.Module) -> None:
+    """Forget `denoiser`'s graphs (before its weights move); a no-op without `use_cuda_graphs`."""
+    registry = getattr(denoiser, "_diffusers_hook", None)
+    if registry is not None and (hook := registry.get_hook(HOOK)) is not None:
+        hook.drop()
