@@ -48,13 +48,17 @@ PARTS = MEASURING | TRAINING.keys()
 def _parts() -> list[tuple[str, list[str], float]]:
     py, me = sys.executable, "engine.gpu_suite"
     swaps = [py, "-m", "engine.acceleration.swap_bench"]
+    # Caps from the first H200 run's times, with room: the kernels took 35 s, the 2-row swaps
+    # 82 s, the 8-row ones 40 s for two thirds; a bench method 7-10 s, 20 s with graphs.
     parts = [
-        ("kernels", [py, "-m", "kernels.bench"], 60),
-        ("swaps", [*swaps, "--rows", "2", "--modes", "graph,regional"], 120),
-        ("swaps", [*swaps, "--rows", "8", "--modes", "graph"], 40),
+        ("kernels", [py, "-m", "kernels.bench"], 50),
+        ("swaps", [*swaps, "--rows", "2", "--modes", "graph,regional"], 110),
+        ("swaps", [*swaps, "--rows", "8", "--modes", "graph"], 70),
     ]
-    parts += [("recipes", [py, "-m", me, "recipes", p, *m], 60) for p, m in RECIPE_RUNS.items()]
-    parts += [("graphs", [py, "-m", me, "graphs", p, *m], 90) for p, m in GRAPH_RUNS.items()]
+    parts += [("recipes", [py, "-m", me, "recipes", p, *m], 15 + 12 * len(m))
+              for p, m in RECIPE_RUNS.items()]  # fmt: skip
+    parts += [("graphs", [py, "-m", me, "graphs", p, *m], 15 + 20 * len(m))
+              for p, m in GRAPH_RUNS.items()]  # fmt: skip
     return parts + [(name, [py, "-m", me, name, str(work)], 0) for name, work in TRAINING.items()]
 
 
