@@ -11,7 +11,10 @@ models (`engine.bench`, wall time synchronised); the engine's recipes again with
 replayed from CUDA graphs (`engine.acceleration.cuda_graphs`). The training parts, model v2's
 base (`landmark_dit`, with its card) and its x4 upscaler (`train_upscaler`), take the time left
 and come back packed with their loss logs, whose timings size the next plan even when a run
-is cut short. Later parts need only that earlier ones ended, not that they succeeded.
+is cut short. A training part cut at its cap resumes from its checkpoints when called again
+on the same machine (it stays warm for a while after a call; landmark-dit's GPU plan takes
+about 11 minutes, two calls). Later parts need only that earlier ones ended, not that they
+succeeded.
 """
 
 from __future__ import annotations
@@ -79,7 +82,7 @@ def run(out: Path, budget_s: float, parts: set[str] = MEASURING) -> None:
                 try:
                     code = subprocess.run(command, stdout=rows, stderr=log, timeout=cap).returncode
                 except subprocess.TimeoutExpired:
-                    code = "cut at its time cap"
+                    code = "cut at its time cap (call again on this machine to resume)"
             took = time.monotonic() - began
             print(f"{' '.join(command[2:])}: {code} in {took:.0f} s", file=log, flush=True)
             if name in TRAINING:

@@ -89,13 +89,22 @@ class LandmarkPlan:
 
     @classmethod
     def for_device(cls, device: str, seed: int = 0) -> LandmarkPlan:
-        """The CPU plan above, or on a GPU the transformer's stages twice as long at twice the
-        batch: its loss was still falling at the end of each on the CPU (docs/benchmarks.md).
-        An estimate of about 5 minutes on an H200 with the card, untimed until a GPU runs it
-        (`python -m engine.gpu_suite OUT --parts landmark-dit`)."""
+        """The CPU plan above, or on a GPU twice the scenes (more compositions of each place)
+        and the transformer's stages twice as long at twice the batch: its loss was still
+        falling at the end of each on the CPU (docs/benchmarks.md). Timed on an H200
+        (2026-12-04): the scenes, start-up and latents about 70 s, the autoencoder 42 s, a
+        transformer step 86 ms (launch-bound: the model is small), so about 11 minutes with
+        the card, more than one call: `gpu_suite` resumes a part cut at its cap."""
         if device == "cpu":
             return cls(seed=seed)
-        return cls(seed=seed, device=device, dit_steps=3600, dit_batch=64, dit_tune_steps=1400)
+        return cls(
+            seed=seed,
+            device=device,
+            images=2 * cls.images,
+            dit_steps=3600,
+            dit_batch=64,
+            dit_tune_steps=1400,
+        )
 
 
 def scene(index: int) -> LandmarkParams:
