@@ -4,6 +4,7 @@ full, and how a cached tensor is reused: shared by DeepCache (UNets) and the ste
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -36,6 +37,10 @@ class StepClock:
         self.total = len(timesteps) - self.first_index
         return self.step
 
+    def time(self, step: int) -> float:
+        """Step `step`'s timestep, on the scheduler's scale."""
+        return float(self.scheduler.timesteps[(self.first_index or 0) + step])
+
     def since_full(self, interval: int, warmup_steps: int) -> int:
         """Steps since the last full one on a uniform schedule after the warm-up (0: full)."""
         return (self.step - warmup_steps) % interval
@@ -45,10 +50,18 @@ class StepClock:
         return in_edges or not self.since_full(interval, warmup_steps)
 
 
-def extrapolate(points: list[tuple[int, torch.Tensor]], step: int, rows: int) -> torch.Tensor:
-    """First-order Taylor step from the last two (step, value) points."""
+def extrapolate(
+    points: list[tuple[float, torch.Tensor]],
+    at: float,
+    rows: int,
+    damping: float = 1.0,
+    most: float = math.inf,
+) -> torch.Tensor:
+    """First-order Taylor step from the last two (position, value) points (a step's index or
+    its timestep) to `at`: `damping` of the way, and at most `most` of their interval past the
+    last."""
     (s0, f0), (s1, f1) = ((s, last_rows(f, rows)) for s, f in points)
-    return f1 + (f1 - f0) * ((step - s1) / (s1 - s0))
+    return f1 + (f1 - f0) * (damping * min((at - s1) / (s1 - s0), most))
 
 
 def last_rows(value, rows: int):

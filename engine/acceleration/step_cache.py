@@ -1,14 +1,18 @@
 """Step caching for diffusion transformers, applied with a diffusers hook; the model code is not
 touched.
 
-On a cached step the transformer does not run: the pipeline gets the last full step's output
-again and the sampler moves on with it (the noise prediction reused, as AdaptiveDiffusion does:
-Ye et al. 2024, "Training-Free Adaptive Diffusion with Bounded Difference Approximation
-Strategy"; for a flow-matching model, the velocity). Full steps are dense where the picture
-forms and sparse where it settles: the k-th of n sits (k / (n - 1)) ** power of the way to the
-last full step, the shape of the per-step error curves MagCache calibrates (Ma et al. 2025,
-"MagCache: Fast Video Generation with Magnitude-Aware Cache"), fixed in advance, so it needs no
-calibration on a new model and costs the same on every prompt.
+On a cached step the transformer does not run: in the schedule's first half the pipeline gets
+the last full step's output again and the sampler moves on with it (the noise prediction
+reused, as AdaptiveDiffusion does: Ye et al. 2024, "Training-Free Adaptive Diffusion with
+Bounded Difference Approximation Strategy"; for a flow-matching model, the velocity); in the
+second half, where the output changes smoothly, it is forecast from the last two full steps
+(TaylorSeer's first-order term: Liu et al. 2025, "From Reusing to Forecasting: Accelerating
+Diffusion Models with TaylorSeers"), damped to half the way and at most one of their intervals
+ahead. Full steps are dense where the picture forms and sparse where it settles: the k-th of n
+sits (k / (n - 1)) ** power of the way to the last full step, the shape of the per-step error
+curves MagCache calibrates (Ma et al. 2025, "MagCache: Fast Video Generation with
+Magnitude-Aware Cache"), fixed in advance, so it needs no calibration on a new model and costs
+the same on every prompt.
 
 The last full step is not the schedule's last step but share ** 0.25 of the way (fast's 5 of 20
 end at step 13, balanced's 7 at step 15). Reusing a step's output keeps the sampler's estimate of
@@ -18,11 +22,15 @@ one change the picture little, and a full step spent there leaves a longer gap w
 picture is still forming. On mini-dit's tuning prompts this gave 1-4 dB more, in mean and worst
 case, at every share from a quarter to four fifths (docs/benchmarks.md).
 
-Tried on mini-dit at the same count of full steps (docs/benchmarks.md): reusing the block
-stack's residual on the fresh input (MagCache, FORA, TeaCache) gave the same fidelity or a
-little less, at a cost per cached step; a Taylor forecast of it (TaylorSeer) and uniform
-schedules lost 1-6 dB; choosing full steps at run time from the input's change (EasyCache) and
-reusing the unconditional branch alone (FasterCache) did no better.
+The forecast, on mini-dit's tuning prompts (docs/benchmarks.md): undamped, or from the start,
+it lost up to 10 dB in mean (18 in worst case) where full steps are sparse early (a quarter of
+the steps); damped and from the middle on it gained 0.3-3.9 dB in mean and 0.6-4.0 dB in worst
+case at every share from a quarter to four fifths, and 0.6-3.7 dB in mean on the held-out bench.
+Tried before at the same count of full steps: reusing the block stack's residual on the fresh
+input (MagCache, FORA, TeaCache) gave the same fidelity or a little less, at a cost per cached
+step; a Taylor forecast of that residual and uniform schedules lost 1-6 dB; choosing full steps
+at run time from the input's change (EasyCache) and reusing the unconditional branch alone
+(FasterCache) did no better.
 """
 
 from __future__ import annotations
@@ -34,12 +42,16 @@ import torch
 from diffusers.hooks import HookRegistry, ModelHook
 
 from engine.acceleration.deep_cache import CacheStats
-from engine.acceleration.schedule import StepClock, last_rows
+from engine.acceleration.schedule import StepClock, extrapolate, last_rows
 
 HOOK = "spotforge_step_cache"
 # Lists of transformer blocks in the diffusers models we run (SD3, Flux, Wan, LTX), in the
 # order the model calls them.
 BLOCK_LISTS = ("transformer_blocks", "single_transformer_blocks", "blocks")
+# In the schedule's second half, a cached step's output is forecast from the last two full
+# steps (TaylorSeer's first-order term, by timestep), half of the way and at most one of
+# their intervals ahead; before it, where the picture is still forming, it is reused.
+FORECAST_DAMPING = 0.5
 
 
 @dataclass(frozen=True)
@@ -79,9 +91,9 @@ class _StepCacheHook(ModelHook):
         self.full: set[int] | None = None
         self.last_step: int | None = None
         self.branch = 0
-        # Per guidance branch: its output at its last full step. Pipelines that run the two
-        # branches as separate calls (Wan, Flux's true CFG) call twice per step.
-        self.outputs: dict[int, object] = {}
+        # Per guidance branch: (step, output) of its last two full steps. Pipelines that run
+        # the two branches as separate calls (Wan, Flux's true CFG) call twice per step.
+        self.outputs: dict[int, list[tuple[int, object]]] = {}
 
     def new_forward(self, module, *args, **kwargs):
         step = self.clock.place(kwargs["timestep"])
@@ -89,21 +101,34 @@ class _StepCacheHook(ModelHook):
         self.last_step = step
         if self.full is None:
             self.full = self.config.full_steps(self.clock.total)
-        last = self.outputs.get(self.branch)
-        if step in self.full or last is None:
+        done = self.outputs.setdefault(self.branch, [])
+        if step in self.full or not done:
             output = self.fn_ref.original_forward(*args, **kwargs)
-            self.outputs[self.branch] = output
+            done[:] = [*done[-1:], (step, output)]
             self.stats.computed += self.blocks
             return output
         self.stats.skipped += self.blocks
-        return _with_rows(last, kwargs["hidden_states"].shape[0])
+        rows = kwargs["hidden_states"].shape[0]
+        if len(done) < 2 or done[-1][0] < (self.clock.total - 1) // 2:
+            return _fields(lambda last: last_rows(last, rows), done[-1][1])
+        (s0, before), (s1, last) = done
+        times = self.clock.time(s0), self.clock.time(s1)
+        return _fields(
+            lambda a, b: extrapolate(
+                list(zip(times, (a, b), strict=True)), self.clock.time(step), rows,
+                damping=FORECAST_DAMPING, most=1.0,
+            ),
+            before,
+            last,
+        )  # fmt: skip
 
 
-def _with_rows(output, rows: int):
-    """The cached output cut to this call's batch (guidance may have halved it)."""
-    if isinstance(output, tuple):
-        return last_rows(output, rows)
-    return type(output)(**{name: last_rows(value, rows) for name, value in output.items()})
+def _fields(fn, *outputs):
+    """`fn` over the tensors of one or more denoiser outputs alike (tuples or output classes)."""
+    first = outputs[0]
+    if isinstance(first, tuple):
+        return tuple(fn(*values) for values in zip(*outputs, strict=True))
+    return type(first)(**{name: fn(*(o[name] for o in outputs)) for name in first})
 
 
 def blocks_of(transformer) -> list[torch.nn.Module]:

@@ -120,7 +120,8 @@ def test_step_cache_schedules_crowd_the_start_and_reject_nonsense():
 
 def test_a_model_called_twice_a_step_keeps_each_guidance_branch_apart(engine):
     """Wan runs its conditional and unconditional branches as two calls at the same step: on a
-    cached step each call gets its own branch's output back (mixed, guidance would vanish)."""
+    cached step each call gets its own branch's output, reused or forecast (mixed, guidance
+    would vanish)."""
     pipe = engine.pool.get("tiny-wan").pipeline(Task.TEXT_TO_VIDEO)
     config = StepCacheConfig(share=0.5, power=1.0, min_steps=6)
     assert config.full_steps(6) == {0, 2, 4}
@@ -140,9 +141,14 @@ def test_a_model_called_twice_a_step_keeps_each_guidance_branch_apart(engine):
     blocks = len(pipe.transformer.blocks)
     assert (stats.skipped, stats.computed) == (6 * blocks, 6 * blocks)
     by_step = [outputs[2 * s : 2 * s + 2] for s in range(6)]
-    for step, last_full in ((1, 0), (3, 2), (5, 4)):
-        for branch in (0, 1):
-            assert by_step[step][branch] is by_step[last_full][branch]
+    times = [float(t) for t in pipe.scheduler.timesteps]
+    for branch in (0, 1):
+        assert by_step[1][branch] is by_step[0][branch]  # one full step yet: reused
+        # From the second half on, forecast from this branch's own last two full steps.
+        for step, (s0, s1) in ((3, (0, 2)), (5, (2, 4))):
+            before, last = by_step[s0][branch], by_step[s1][branch]
+            reach = 0.5 * min((times[step] - times[s1]) / (times[s1] - times[s0]), 1.0)
+            torch.testing.assert_close(by_step[step][branch], last + (last - before) * reach)
     assert not torch.equal(by_step[1][0], by_step[1][1])
     assert cached.shape == exact.shape and not np.array_equal(cached, exact)
     assert np.abs(cached - exact).max() < 0.5
