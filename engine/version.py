@@ -1,5 +1,6 @@
 """Recorded in every result, so a variant says which engine made it."""
 
 # Bumped whenever a recipe's numerics change, so that results cached under the old ones (keyed
-# by it) are made again. 0.2.0: transformer recipes became the step cache.
-ENGINE_VERSION = "0.2.0"
+# by it) are made again. 0.2.0: transformer recipes became the step cache. 0.3.0: its full
+# steps placed by a power law ending before the schedule's end, and late cached steps forecast.
+ENGINE_VERSION = "0.3.0"

@@ -8,7 +8,8 @@
 
 UNets take DeepCache (ours: diffusers has no UNet cache; Ma et al. 2024, branch 0). Transformers
 take our step cache (engine.acceleration.step_cache): between full steps, crowded at the start
-of the schedule, the last full step's model output is reused whole. A recipe is attached for
+of the schedule, the last full step's model output is reused whole, or late in the schedule
+forecast from the last two. A recipe is attached for
 one pipeline call and removed after it, so no cache state outlives a request.
 
 Our Triton kernels are not in these recipes: inside SD 1.5 and Flux-width models on an H200

@@ -5,7 +5,7 @@ full, and how a cached tensor is reused: shared by DeepCache (UNets) and the ste
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -19,6 +19,9 @@ class StepClock:
     first_index: int | None = None
     step: int = 0
     total: int = 0
+    # The schedule's timesteps from step 0 on, read once: a GPU tensor would make every read
+    # wait for the GPU.
+    times: list[float] = field(default_factory=list)
 
     def place(self, timestep) -> int:
         timesteps = self.scheduler.timesteps
@@ -33,13 +36,10 @@ class StepClock:
             index = int(torch.argmin((timesteps - t.to(timesteps.device)).abs()))
         if self.first_index is None:
             self.first_index = index
+            self.times = [float(t) for t in timesteps[index:].tolist()]
         self.step = index - self.first_index
         self.total = len(timesteps) - self.first_index
         return self.step
-
-    def time(self, step: int) -> float:
-        """Step `step`'s timestep, on the scheduler's scale."""
-        return float(self.scheduler.timesteps[(self.first_index or 0) + step])
 
     def since_full(self, interval: int, warmup_steps: int) -> int:
         """Steps since the last full one on a uniform schedule after the warm-up (0: full)."""
@@ -58,9 +58,12 @@ def extrapolate(
     most: float = math.inf,
 ) -> torch.Tensor:
     """First-order Taylor step from the last two (position, value) points (a step's index or
-    its timestep) to `at`: `damping` of the way, and at most `most` of their interval past the
-    last."""
+    its timestep) to `at`, their ratio of distances capped at `most` and then scaled by
+    `damping`; at two equal positions (a second-order scheduler repeats its timesteps), the
+    last value."""
     (s0, f0), (s1, f1) = ((s, last_rows(f, rows)) for s, f in points)
+    if s1 == s0:
+        return f1
     return f1 + (f1 - f0) * (damping * min((at - s1) / (s1 - s0), most))
 
 

@@ -1,25 +1,26 @@
 """Step caching for diffusion transformers, applied with a diffusers hook; the model code is not
 touched.
 
-On a cached step the transformer does not run: in the schedule's first half the pipeline gets
-the last full step's output again and the sampler moves on with it (the noise prediction
-reused, as AdaptiveDiffusion does: Ye et al. 2024, "Training-Free Adaptive Diffusion with
-Bounded Difference Approximation Strategy"; for a flow-matching model, the velocity); in the
-second half, where the output changes smoothly, it is forecast from the last two full steps
-(TaylorSeer's first-order term: Liu et al. 2025, "From Reusing to Forecasting: Accelerating
-Diffusion Models with TaylorSeers"), damped to half the way and at most one of their intervals
-ahead. Full steps are dense where the picture forms and sparse where it settles: the k-th of n
-sits (k / (n - 1)) ** power of the way to the last full step, the shape of the per-step error
-curves MagCache calibrates (Ma et al. 2025, "MagCache: Fast Video Generation with
-Magnitude-Aware Cache"), fixed in advance, so it needs no calibration on a new model and costs
-the same on every prompt.
+On a cached step the transformer does not run. Until the last full step is at or past the
+schedule's middle, the pipeline gets that step's output again and the sampler moves on with it
+(the noise prediction reused, as AdaptiveDiffusion does: Ye et al. 2024, "Training-Free
+Adaptive Diffusion with Bounded Difference Approximation Strategy"; for a flow-matching model,
+the velocity); from there on, where the output changes smoothly, it is forecast from the last
+two full steps (TaylorSeer's first-order term: Liu et al. 2025, "From Reusing to Forecasting:
+Accelerating Diffusion Models with TaylorSeers"), damped to half the way, so at most half of
+their interval ahead. Full steps are dense where the picture forms and sparse where it
+settles: the k-th of n sits (k / (n - 1)) ** power of the way to the last full step, the shape
+of the per-step error curves MagCache calibrates (Ma et al. 2025, "MagCache: Fast Video
+Generation with Magnitude-Aware Cache"), fixed in advance, so it needs no calibration on a new
+model and costs the same on every prompt.
 
 The last full step is not the schedule's last step but share ** 0.25 of the way (fast's 5 of 20
-end at step 13, balanced's 7 at step 15). Reusing a step's output keeps the sampler's estimate of
-the clean picture where that step put it (a first-order sampler moves the latents along the
-reused velocity or noise, which leaves the estimate unchanged), so the steps after the last full
-one change the picture little, and a full step spent there leaves a longer gap where the
-picture is still forming. On mini-dit's tuning prompts this gave 1-4 dB more, in mean and worst
+end at step 13, balanced's 7 at step 15). A reused (or gently forecast) output keeps the
+sampler's estimate of the clean picture at or near where the last full step put it (a
+first-order sampler moves the latents along the velocity or noise it is given, which leaves
+the estimate unchanged when that is reused), so the steps after the last full one change the
+picture little, and a full step spent there leaves a longer gap where the picture is still
+forming. On mini-dit's tuning prompts, with reuse, this gave 1-4 dB more, in mean and worst
 case, at every share from a quarter to four fifths (docs/benchmarks.md).
 
 The forecast, on mini-dit's tuning prompts (docs/benchmarks.md): undamped, or from the start,
@@ -48,9 +49,10 @@ HOOK = "spotforge_step_cache"
 # Lists of transformer blocks in the diffusers models we run (SD3, Flux, Wan, LTX), in the
 # order the model calls them.
 BLOCK_LISTS = ("transformer_blocks", "single_transformer_blocks", "blocks")
-# In the schedule's second half, a cached step's output is forecast from the last two full
-# steps (TaylorSeer's first-order term, by timestep), half of the way and at most one of
-# their intervals ahead; before it, where the picture is still forming, it is reused.
+# Once the last full step is at or past the schedule's middle, a cached step's output is
+# forecast from the last two full steps (TaylorSeer's first-order term, by timestep), half of
+# the way and at most half of their interval ahead; before, where the picture is still
+# forming, it is reused.
 FORECAST_DAMPING = 0.5
 
 
@@ -91,8 +93,9 @@ class _StepCacheHook(ModelHook):
         self.full: set[int] | None = None
         self.last_step: int | None = None
         self.branch = 0
-        # Per guidance branch: (step, output) of its last two full steps. Pipelines that run
-        # the two branches as separate calls (Wan, Flux's true CFG) call twice per step.
+        # Per guidance branch: (step, output) of its last two computed steps (full ones, or a
+        # cached one computed for want of an output). Pipelines that run the two branches as
+        # separate calls (Wan, Flux's true CFG) call twice per step.
         self.outputs: dict[int, list[tuple[int, object]]] = {}
 
     def new_forward(self, module, *args, **kwargs):
@@ -112,10 +115,10 @@ class _StepCacheHook(ModelHook):
         if len(done) < 2 or done[-1][0] < (self.clock.total - 1) // 2:
             return _fields(lambda last: last_rows(last, rows), done[-1][1])
         (s0, before), (s1, last) = done
-        times = self.clock.time(s0), self.clock.time(s1)
+        times = self.clock.times
         return _fields(
             lambda a, b: extrapolate(
-                list(zip(times, (a, b), strict=True)), self.clock.time(step), rows,
+                [(times[s0], a), (times[s1], b)], times[step], rows,
                 damping=FORECAST_DAMPING, most=1.0,
             ),
             before,
