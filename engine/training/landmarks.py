@@ -1000,6 +1000,7 @@ GREY_TOWERS = ((95, 100, 110), (120, 125, 135), (80, 85, 95), (140, 140, 150))
 GLASS = ((90, 130, 160), (110, 150, 175), (70, 100, 130), (150, 170, 185))
 BRICK = ((150, 70, 55), (130, 60, 50), (165, 85, 60))
 CREOLE = ((240, 200, 120), (230, 150, 160), (120, 190, 180), (240, 230, 210))
+DARK_GLASS = ((45, 55, 70), (60, 72, 90), (35, 40, 52), (80, 92, 108))
 SNOWY_ROCK = (105, 105, 120)
 
 # --- the table: every built-in geography by its signature ------------------------------------
@@ -1044,12 +1045,14 @@ SIGNATURES: dict[str, Signature] = {
         ("saguaros", dict(count=4, at=0.12, height=0.35)),
     )),
     "Seattle": Signature("the space needle and mount rainier", (0.55, 0.65), (
-        ("peak", dict(color=(150, 155, 175), x=0.35, width=0.9, height=0.3, shape="cone",
-                      snow=0.12, haze=0.35)),
-        ("ground", dict(color=(45, 80, 50), at=0.0)),
-        ("trees", dict(kind="pine", at=0.0, rows=1, count=40, height=0.12, color=(30, 70, 45))),
-        ("landmark", dict(kind="needle", x=0.7, at=0.08, height=0.6, color=(225, 225, 230))),
-        ("trees", dict(kind="pine", at=0.12, rows=2, count=24, height=0.2, color=(25, 75, 40))),
+        # Rainier broad and white over Puget Sound's blue band, the needle on a wooded hill:
+        # Portland is a lone white spire over firs, with no water and no tower.
+        ("peak", dict(color=(150, 155, 175), x=0.3, width=1.1, height=0.32, shape="cone",
+                      snow=0.2, haze=0.25)),
+        ("water", dict(color=(50, 95, 135), at=0.0, to=0.14, glints=40)),
+        ("ground", dict(color=(45, 80, 50), at=0.14)),
+        ("landmark", dict(kind="needle", x=0.7, at=0.16, height=0.75, color=(235, 235, 240))),
+        ("trees", dict(kind="pine", at=0.14, rows=2, count=24, height=0.16, color=(25, 75, 40))),
     )),
     "Los Angeles": Signature("santa monica pier and palms", (0.45, 0.55), (
         ("beach", dict(sea=(40, 110, 160), sand=(225, 200, 150), shore=0.22)),
@@ -1089,8 +1092,10 @@ SIGNATURES: dict[str, Signature] = {
         ("highway", dict(at=0.1, to=0.4)),
     )),
     "Houston": Signature("houston skyline over buffalo bayou", (0.45, 0.55), (
-        ("towers", dict(x0=0.15, x1=0.85, tall=(0.15, 0.4), wide=(0.03, 0.05), palette=GLASS,
-                        glass=True)),
+        # A tight cluster of tall dark glass over a wide bayou: Dallas and Atlanta spread
+        # lighter glass across the frame.
+        ("towers", dict(x0=0.3, x1=0.72, tall=(0.25, 0.5), wide=(0.035, 0.055),
+                        palette=DARK_GLASS, glass=True)),
         ("bayou", dict(at=0.0)),
     )),
     "Austin": Signature("lady bird lake and the hill country", (0.45, 0.55), (
@@ -1108,13 +1113,16 @@ SIGNATURES: dict[str, Signature] = {
     )),
     "Salt Lake City": Signature("the wasatch range and the temple", (0.45, 0.55), (
         ("hills", dict(color=SNOWY_ROCK, at=0.0, amp=0.3, rough=1.3, sharp=True, snow=0.08)),
-        ("ground", dict(color=(120, 130, 90), at=0.0)),
-        ("landmark", dict(kind="spires", x=0.5, at=0.1, height=0.3, color=(235, 232, 225))),
+        # Temple Square's lawn and its white temple large in front of the Wasatch: Denver
+        # is a low range over tan plains with a small skyline.
+        ("ground", dict(color=(75, 130, 65), at=0.0)),
+        ("landmark", dict(kind="spires", x=0.5, at=0.1, height=0.45, color=(240, 237, 230))),
         ("trees", dict(kind="round", at=0.1, rows=1, count=14, height=0.06, color=(60, 110, 50))),
     )),
     "Portland": Signature("douglas firs and mount hood", (0.55, 0.65), (
-        ("peak", dict(color=(140, 145, 165), x=0.5, width=0.6, height=0.5, shape="spire",
-                      snow=0.15, haze=0.3)),
+        # Hood alone, tall and white to its foot, over dark firs; no water, no tower.
+        ("peak", dict(color=(140, 145, 165), x=0.5, width=0.7, height=0.62, shape="spire",
+                      snow=0.3, haze=0.1)),
         ("ground", dict(color=(40, 75, 45), at=0.0)),
         ("trees", dict(kind="fir", at=0.0, rows=3, count=18, height=0.2, color=(20, 65, 40))),
     )),
