@@ -670,7 +670,7 @@ def _facade(cv, a, b, balconies, neon, brick, floors) -> None:
             bottom = ba + (bb - ba) * fx
             y0 = top + (bottom - top) * (0.1 + j * step)
             y1 = y0 + (bottom - top) * step * 0.55
-            lit = cv.night and cv.rng.uniform() < 0.6
+            lit = cv.night and cv.rng.uniform() < 0.6 and not neon
             trim = cv.lit((235, 230, 220)) if brick else None
             box = (min(x0, x1), y0, max(x0, x1), y1)
             cv.draw.rectangle(box, fill=LIT if lit else cv.lit((60, 70, 90)), outline=trim)
@@ -690,7 +690,7 @@ def _facade(cv, a, b, balconies, neon, brick, floors) -> None:
             color = cv.lit(tuple(int(c * 0.8) for c in color))
         xm = (xa + xb) / 2
         ym = (ta + ba) / 2
-        sw, sh = abs(xb - xa) * 0.3, abs(ba - ta) * 0.5
+        sw, sh = abs(xb - xa) * 0.45, abs(ba - ta) * 0.7
         cv.draw.rectangle((xm - sw / 2, ym - sh / 2, xm + sw / 2, ym + sh / 2), fill=color)
         # The marquee over the door, the length of the facade.
         band = [(xa, ta + (ba - ta) * 0.8), (xb, tb + (bb - tb) * 0.8),
@@ -1039,10 +1039,13 @@ SIGNATURES: dict[str, Signature] = {
         ("water", dict(color=(50, 90, 120), at=0.0, glints=60)),
     )),
     "Phoenix": Signature("saguaros and red buttes", (0.45, 0.55), (
+        # Two saguaros large in the foreground, green to the frame's top, in front of the
+        # buttes: Las Vegas is red rock and tan towers on the horizon, with nothing near.
         ("peak", dict(color=(175, 80, 50), x=0.3, width=0.35, height=0.18, shape="butte")),
         ("peak", dict(color=(190, 95, 60), x=0.75, width=0.25, height=0.12, shape="butte")),
         ("ground", dict(color=(210, 140, 90), at=0.0, texture="gravel")),
-        ("saguaros", dict(count=4, at=0.12, height=0.35)),
+        ("saguaros", dict(count=3, at=0.1, height=0.3)),
+        ("saguaros", dict(count=2, at=0.3, height=0.75)),
     )),
     "Seattle": Signature("the space needle and mount rainier", (0.55, 0.65), (
         # Rainier broad and white over Puget Sound's blue band, the needle on a wooded hill:
@@ -1144,6 +1147,8 @@ SIGNATURES: dict[str, Signature] = {
                        xs=(0.8, 1.0))),
     )),
     "Nashville": Signature("broadway honky-tonk neon", (0.55, 0.65), (
+        # Big neon signs the whole height of each facade, the only light at night (windows
+        # dark behind them): Boston's and Philadelphia's brick show rows of lit windows.
         ("avenue", dict(palette=(*BRICK, (110, 80, 60)), rise=0.12, near=0.2, neon=True)),
     )),
     "New Orleans": Signature("french quarter iron balconies", (0.55, 0.65), (
