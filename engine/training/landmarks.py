@@ -1147,8 +1147,8 @@ SIGNATURES: dict[str, Signature] = {
                        xs=(0.8, 1.0))),
     )),
     "Nashville": Signature("broadway honky-tonk neon", (0.55, 0.65), (
-        # Big neon signs the whole height of each facade, the only light at night (windows
-        # dark behind them): Boston's and Philadelphia's brick show rows of lit windows.
+        # Big neon signs over most of each facade, the only light at night (windows dark
+        # behind them): Boston's and New Orleans' streets show rows of lit windows.
         ("avenue", dict(palette=(*BRICK, (110, 80, 60)), rise=0.12, near=0.2, neon=True)),
     )),
     "New Orleans": Signature("french quarter iron balconies", (0.55, 0.65), (
