@@ -78,6 +78,7 @@ class LandmarkPlan:
     # 0.381 to 0.368 and the places recognised at >= 90 % from 17 to 23 of 27 (docs/benchmarks.md).
     dit_tune_steps: int = 700
     dit_tune_lr: float = 1.5e-4
+    dit_precision: str = "fp32"  # see `train_transformer`
     warmup: int = 100
     checkpoint_every: int = 100
     device: str = "cpu"  # where it trains: the numerics, so the weights, depend on it

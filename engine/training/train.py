@@ -30,6 +30,7 @@ import math
 import os
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -37,6 +38,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from diffusers import AutoencoderKL
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from tqdm.auto import tqdm
 
 from engine.training import dit
@@ -81,6 +83,7 @@ class Plan:
     dit_steps: int = 3000
     dit_batch: int = 64
     dit_lr: float = 3e-4
+    dit_precision: str = "fp32"  # or "bf16": see `train_transformer`
     checkpoint_every: int = 100
 
     def steps(self, stage: str) -> int:
@@ -172,9 +175,20 @@ def train_transformer(
     a point on the straight line between them, with SD3's logit-normal weighting of where on
     it. `caption_of(index, form)` is image `index`'s caption in one of `forms`. With `tune_lr`,
     then stage `dit-tune`: a warm restart at that lr (as mini-sd's `unet-tune`). `latents` and
-    `pipe` are on `device`; every random draw is made on the CPU, so a GPU run draws the same."""
+    `pipe` are on `device`; every random draw is made on the CPU, so a GPU run draws the same.
+
+    `plan.dit_precision` "bf16" runs the forward under bfloat16 autocast (weights, optimizer
+    and loss stay float32): on these AVX512-BF16 CPUs a step of landmark-dit's transformer
+    then takes 1.32x less process time (`python -m engine.training.precision_bench`). On the
+    CPU attention then takes the math kernel: the flash kernel's bfloat16 backward is about
+    three times slower than its float32 one. The committed weights were trained in float32:
+    weights trained under bfloat16 for the same minutes were no better by the card and moved
+    the recipes' fidelity under its bars (docs/benchmarks.md, "landmark-dit trained under
+    bfloat16 autocast")."""
     form_odds = torch.tensor(form_weights)
     scale = float(latents["scale"])
+    half = plan.dit_precision == "bf16"
+    device_type = torch.device(device).type
 
     def step_loss(g: torch.Generator) -> torch.Tensor:
         pick = torch.randint(len(latents["mean"]), (plan.dit_batch,), generator=g)
@@ -189,17 +203,21 @@ def train_transformer(
         sigma = torch.sigmoid(torch.randn(plan.dit_batch, generator=g)).to(device)
         noise = torch.randn(z.shape, generator=g).to(device)
         s = sigma.view(-1, 1, 1, 1)
-        states, _, pooled, _ = pipe.encode_prompt(
-            prompts, None, None, device=device, do_classifier_free_guidance=False,
-            max_sequence_length=dit.T5_TOKENS,
-        )  # fmt: skip
-        predicted = pipe.transformer(
-            hidden_states=(1 - s) * z + s * noise,
-            encoder_hidden_states=states,
-            pooled_projections=pooled,
-            timestep=sigma * 1000,
-        ).sample
-        return F.mse_loss(predicted, noise - z)
+        with (
+            torch.autocast(device_type, dtype=torch.bfloat16, enabled=half),
+            sdpa_kernel(SDPBackend.MATH) if half and device_type == "cpu" else nullcontext(),
+        ):
+            states, _, pooled, _ = pipe.encode_prompt(
+                prompts, None, None, device=device, do_classifier_free_guidance=False,
+                max_sequence_length=dit.T5_TOKENS,
+            )  # fmt: skip
+            predicted = pipe.transformer(
+                hidden_states=(1 - s) * z + s * noise,
+                encoder_hidden_states=states,
+                pooled_projections=pooled,
+                timestep=sigma * 1000,
+            ).sample
+        return F.mse_loss(predicted.float(), noise - z)
 
     modules = {
         "text_encoder": pipe.text_encoder,

@@ -173,9 +173,10 @@ def test_landmark_dit_trains_on_named_places_into_a_plain_16_9_sd3_pipeline(tmp_
 
     from engine.training import landmark_dit
 
+    # The transformer under bfloat16 autocast: the plan option `precision_bench` times.
     plan = landmark_dit.LandmarkPlan(images=8, vae_steps=2, vae_batch=2, dit_steps=2,
                                      dit_tune_steps=1, dit_batch=2, warmup=1,
-                                     checkpoint_every=2)  # fmt: skip
+                                     checkpoint_every=2, dit_precision="bf16")  # fmt: skip
     out = landmark_dit.train(plan, tmp_path / "w", tmp_path / "out", threads=1)
     assert [row[0] for row in read_losses(tmp_path / "w", "dit")] == [0, 1]
     # The warm restart follows, from where `dit` ended, with a fresh schedule.
