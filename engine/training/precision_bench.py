@@ -38,10 +38,17 @@ def _seconds_per_step(plan: landmark_dit.LandmarkPlan, pipe, latents) -> float:
         return (time.process_time() - began) / plan.dit_steps
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pairs", type=int, default=5)
-    parser.add_argument("--steps", type=int, default=6, help="training steps per timed run")
+    parser.add_argument("--pairs", type=_positive, default=5)
+    parser.add_argument("--steps", type=_positive, default=6, help="training steps per timed run")
     args = parser.parse_args()
     torch.manual_seed(0)
     width, height = TRAIN_SIZE[0] // 8, TRAIN_SIZE[1] // 8
