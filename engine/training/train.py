@@ -30,7 +30,7 @@ import math
 import os
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -177,18 +177,14 @@ def train_transformer(
     then stage `dit-tune`: a warm restart at that lr (as mini-sd's `unet-tune`). `latents` and
     `pipe` are on `device`; every random draw is made on the CPU, so a GPU run draws the same.
 
-    `plan.dit_precision` "bf16" runs the forward under bfloat16 autocast (weights, optimizer
-    and loss stay float32): on these AVX512-BF16 CPUs a step of landmark-dit's transformer
-    then takes 1.32x less process time (`python -m engine.training.precision_bench`). On the
-    CPU attention then takes the math kernel: the flash kernel's bfloat16 backward is about
-    three times slower than its float32 one. The committed weights were trained in float32:
+    `plan.dit_precision` "bf16" runs the forward under bfloat16 (`precision_context`): on these
+    AVX512-BF16 CPUs a step of landmark-dit's transformer then takes 1.32x less process time
+    (`python -m engine.training.precision_bench`). The committed weights were trained in float32:
     weights trained under bfloat16 for the same minutes were no better by the card and moved
     the recipes' fidelity under its bars (docs/benchmarks.md, "landmark-dit trained under
     bfloat16 autocast")."""
     form_odds = torch.tensor(form_weights)
     scale = float(latents["scale"])
-    half = plan.dit_precision == "bf16"
-    device_type = torch.device(device).type
 
     def step_loss(g: torch.Generator) -> torch.Tensor:
         pick = torch.randint(len(latents["mean"]), (plan.dit_batch,), generator=g)
@@ -203,10 +199,7 @@ def train_transformer(
         sigma = torch.sigmoid(torch.randn(plan.dit_batch, generator=g)).to(device)
         noise = torch.randn(z.shape, generator=g).to(device)
         s = sigma.view(-1, 1, 1, 1)
-        with (
-            torch.autocast(device_type, dtype=torch.bfloat16, enabled=half),
-            sdpa_kernel(SDPBackend.MATH) if half and device_type == "cpu" else nullcontext(),
-        ):
+        with precision_context(plan.dit_precision, device):
             states, _, pooled, _ = pipe.encode_prompt(
                 prompts, None, None, device=device, do_classifier_free_guidance=False,
                 max_sequence_length=dit.T5_TOKENS,
@@ -229,6 +222,22 @@ def train_transformer(
     run_stage(plan, work, "dit", modules, plan.dit_lr, step_loss)
     if tune_lr is not None:
         run_stage(plan, work, "dit-tune", modules, tune_lr, step_loss)
+
+
+@contextmanager
+def precision_context(precision: str, device: str):
+    """The forward of a training step in `precision`: "fp32", or "bf16" for bfloat16 autocast
+    (weights, optimizer and loss stay float32). On the CPU attention then takes the math
+    kernel: the flash kernel's bfloat16 backward is about three times slower than its float32
+    one, which would take back most of what bfloat16 gains."""
+    if precision not in ("fp32", "bf16"):
+        raise ValueError(f"precision is fp32 or bf16, not {precision!r}")
+    half, device_type = precision == "bf16", torch.device(device).type
+    with (
+        torch.autocast(device_type, dtype=torch.bfloat16, enabled=half),
+        sdpa_kernel(SDPBackend.MATH) if half and device_type == "cpu" else nullcontext(),
+    ):
+        yield
 
 
 def check_plan(plan, work: Path) -> None:

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from engine.training import upscaler as sr
-from engine.training.train import check_plan, run_stage, save_atomic
+from engine.training.train import check_plan, precision_context, run_stage, save_atomic
 
 
 @dataclass(frozen=True)
@@ -30,15 +30,16 @@ class UpscalerPlan:
     seed: int = 0
     scenes: int = 324  # 2 of each geography x light x weather
     crops_per_scene: int = 32
-    vae_steps: int = 5000
+    vae_steps: int = 6000
     vae_batch: int = 12
     vae_lr: float = 1e-3
-    unet_steps: int = 1500
+    unet_steps: int = 6000
     unet_batch: int = 16
     unet_lr: float = 5e-4
     min_snr_gamma: float = 5.0
     warmup: int = 100
     checkpoint_every: int = 100
+    precision: str = "bf16"  # both stages' forward (`train.precision_context`), or "fp32"
     device: str = "cpu"  # where it trains: the numerics, so the weights, depend on it
 
     def steps(self, stage: str) -> int:
@@ -46,12 +47,14 @@ class UpscalerPlan:
 
     @classmethod
     def for_device(cls, device: str, seed: int = 0) -> UpscalerPlan:
-        """The CPU plan fits 2 cores in about 1.2 hours. The GPU plan fits one call of a lent
-        H200 (`python -m engine.gpu_suite OUT --parts upscaler`): on the first one (2026-12-04)
-        drawing 648 scenes took about 3 minutes on 16 cores, an autoencoder step at batch 32
-        11 ms and a UNet step at batch 64 44 ms, so 6000 and 5000 steps come to about 8.5
-        minutes. The UNet, the part short of training on the CPU (docs/benchmarks.md), sees
-        13 times the crops."""
+        """The CPU plan fits 2 cores in about 1.3 hours with its card: under bfloat16 autocast
+        an autoencoder step takes 0.41 s there and a UNet step 0.29 s (float32: 0.63 and
+        0.47), so the UNet sees four times the crops the float32 plan gave it, for 6 minutes
+        more (docs/benchmarks.md, "Model v2's upscaler, third run"). The GPU plan fits one
+        call of a lent H200 (`python -m engine.gpu_suite OUT --parts upscaler`): on the first
+        one (2026-12-04) drawing 648 scenes took about 3 minutes on 16 cores, an autoencoder
+        step at batch 32 11 ms and a UNet step at batch 64 44 ms, so 6000 and 5000 steps come
+        to about 8.5 minutes, and the UNet sees three times the CPU plan's crops."""
         if device == "cpu":
             return cls(seed=seed)
         return cls(
@@ -63,6 +66,7 @@ class UpscalerPlan:
             unet_steps=5000,
             unet_batch=64,
             checkpoint_every=500,
+            precision="fp32",  # as its timings were measured
         )
 
 
@@ -131,7 +135,8 @@ def _randn(like: torch.Tensor, g: torch.Generator) -> torch.Tensor:
 def _train_vae(plan: UpscalerPlan, work: Path, vae, high: torch.Tensor) -> None:
     def step_loss(g: torch.Generator) -> torch.Tensor:
         x = _unit(high[torch.randint(len(high), (plan.vae_batch,), generator=g)])
-        recon = vae.decode(vae.encode(x).latent).sample
+        with precision_context(plan.precision, plan.device):
+            recon = vae.decode(vae.encode(x).latent).sample.float()
         # The edge term keeps facets, windows and tree lines hard: L1 alone settles for blur.
         edges = sum(F.l1_loss(recon.diff(dim=d), x.diff(dim=d)) for d in (2, 3))
         return F.l1_loss(recon, x) + edges
@@ -161,7 +166,9 @@ def _train_unet(plan: UpscalerPlan, work: Path, vae, unet, high, low) -> None:
         t = torch.randint(len(alphas), (plan.unet_batch,), generator=g).to(plan.device)
         noise = _randn(z, g)
         noisy = schedule.add_noise(z, noise, t)
-        predicted = unet(torch.cat([noisy, given], dim=1), t, states, class_labels=level).sample
+        with precision_context(plan.precision, plan.device):
+            predicted = unet(torch.cat([noisy, given], dim=1), t, states, class_labels=level)
+        predicted = predicted.sample.float()
         target = schedule.get_velocity(z, noise, t)
         per_item = F.mse_loss(predicted, target, reduction="none").mean(dim=(1, 2, 3))
         return (per_item * weights[t]).mean()

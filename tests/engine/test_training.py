@@ -134,7 +134,7 @@ def test_the_upscaler_trains_into_a_plain_upscale_pipeline_that_draws_1080p(tmp_
     diffusers' own x4 upscale pipeline loaded the plain way."""
     from diffusers import DiffusionPipeline, StableDiffusionUpscalePipeline
 
-    from engine.training import upscaler
+    from engine.training import upscaler, upscaler_card
     from engine.training.landmarks import TRAIN_SIZE, LandmarkParams, draw
     from engine.training.train_upscaler import UpscalerPlan, train_upscaler
 
@@ -149,6 +149,12 @@ def test_the_upscaler_trains_into_a_plain_upscale_pipeline_that_draws_1080p(tmp_
     base = draw(LandmarkParams("Manhattan", "night", "clear", 3), TRAIN_SIZE)
     image = upscaler.upscale(pipe, base, steps=1, seed=0)
     assert image.size == (1920, 1080)
+    # The card's measure: detail lines and fidelity to the scene drawn at 1080p, both ways.
+    found = upscaler_card.measure(pipe, upscaler_card.evaluation_params()[:1], steps=1)
+    assert all(0 < found[f"{kind}_lines"][0] <= 1080 for kind in ("enlarged", "upscaled"))
+    assert found["enlarged_psnr"][0] > 20  # a bicubic enlargement keeps the scene's colours
+    # Three steps of training draw little of the scene, and its fidelity says so.
+    assert 0 < found["upscaled_psnr"][0] < found["enlarged_psnr"][0]
 
 
 def test_the_upscalers_latents_are_rescaled_without_changing_what_it_decodes():
