@@ -347,6 +347,11 @@ def bench(
         None, help="cpu or gpu: every recipe on the suite's presets, one JSON line each."
     ),
     budget_s: float = typer.Option(3000, help="With --suite: stop starting runs after this."),
+    shifted_patches: bool = typer.Option(
+        False,
+        help="Draw a model meant for it with shifted patches, baseline and recipe alike "
+        "(as the product does; not with peers). Default: plain diffusers' sampling.",
+    ),
     markdown_out: Path = typer.Option(None, "--markdown", help="Also write a markdown table."),
 ) -> None:
     """Plain diffusers against each method on every prompt x seed (adjacent pairs): one JSON
@@ -359,7 +364,7 @@ def bench(
 
     settings = Settings()
     where = {"model_dir": settings.resolved_model_dir, "device": settings.device,
-             "cuda_graphs": settings.cuda_graphs}  # fmt: skip
+             "cuda_graphs": settings.cuda_graphs, "shifted_patches": shifted_patches}  # fmt: skip
     cases = {"prompts": prompt or HELD_OUT_PROMPTS, "seeds": seed or HELD_OUT_SEEDS}
     if suite is not None:
         if suite not in SUITES:

@@ -27,6 +27,7 @@ from engine.acceleration import RECIPES
 from engine.engine import Engine
 from engine.errors import ModelUnavailable
 from engine.loading import load, with_defaults
+from engine.patch_shift import shifted_patches as shifted
 from engine.reference import first_frame
 from engine.requests import REQUEST_TYPES, Priority, Request, Task
 
@@ -69,6 +70,7 @@ def bench(
     model_dir: Path = Path("var/models"),
     device: str | None = None,
     cuda_graphs: bool = False,
+    shifted_patches: bool = False,
 ) -> dict[str, Any]:
     """Plain diffusers against `method` (one of our recipes, run by the engine, or a peer,
     `engine.bench_peers`, applied to the plain pipeline object) on every prompt x seed.
@@ -76,10 +78,18 @@ def bench(
     Each prompt and seed is one adjacent pair, timed in process CPU time on a CPU (all threads,
     unmoved by other load's share of the wall clock) and in synchronised wall time on a GPU;
     the speedup is reported as the median and range over pairs, fidelity as the mean and worst
-    PSNR and SSIM against the plain pipeline's picture of the same pair."""
+    PSNR and SSIM against the plain pipeline's picture of the same pair.
+
+    Every model is sampled as plain diffusers samples it, unless `shifted_patches`: then a
+    preset drawn with shifted patches (`engine.patch_shift`) is, baseline and recipe alike, so
+    the recipes (and our caches at any setting) are measured as the product runs them. Peers
+    are measured on plain sampling only, as their users run them (their block caches would
+    compare two patch grids)."""
+    _check_sampling(method, shifted_patches)
     peer = None if method in RECIPES else bench_peers.parse(method)
-    with Engine(device=device, model_dir=model_dir, max_batch=1, cuda_graphs=cuda_graphs) as engine:
-        baseline_model = load(preset, model_dir, engine.device)
+    engine_options = {"cuda_graphs": cuda_graphs, "shifted_patches": shifted_patches}
+    with Engine(device=device, model_dir=model_dir, max_batch=1, **engine_options) as engine:
+        baseline_model = load(preset, model_dir, engine.device, shifted_patches=shifted_patches)
         p = baseline_model.preset
         width, height = size or (p.width, p.height)
         inputs = sample_inputs(task, width, height)
@@ -95,6 +105,10 @@ def bench(
         def plain_kwargs(prompt: str, seed: int) -> dict[str, Any]:
             request = request_for(prompt, seed, "exact")
             return _plain_kwargs(request, p, engine, width, height, steps or p.steps)
+
+        def sampling():
+            """The preset's sampling for a plain call, entered before any peer is attached."""
+            return shifted(pipe) if baseline_model.shifted_patches else contextlib.nullcontext()
 
         def plain(prompt: str, seed: int, call=pipe) -> list[Image.Image]:
             out = call(**plain_kwargs(prompt, seed),
@@ -123,7 +137,7 @@ def bench(
             if peer is None:
                 return timed(ours, prompt, seed)
             # A peer is attached (and, for MagCache, calibrated) outside the clock.
-            with peer.applied(pipe, plain_kwargs(read[prompt], seed)) as call:
+            with sampling(), peer.applied(pipe, plain_kwargs(read[prompt], seed)) as call:
                 return timed(plain, read[prompt], seed, call)
 
         # The words each prompt keeps, as the engine's model reads them (ours drop unknown
@@ -132,7 +146,8 @@ def bench(
             prompt: engine.generate(request_for(prompt, seeds[0], "exact")).params["prompt"]
             for prompt in prompts
         }
-        plain(read[prompts[0]], seeds[0])
+        with sampling():
+            plain(read[prompts[0]], seeds[0])
         try:
             method_run(prompts[0], seeds[0])
         except Exception as exc:  # a peer's package may not support this model
@@ -143,7 +158,8 @@ def bench(
         for prompt in prompts:
             for seed in seeds:
                 mine, mine_s = method_run(prompt, seed)
-                base, base_s = timed(plain, read[prompt], seed)
+                with sampling():
+                    base, base_s = timed(plain, read[prompt], seed)
                 pairs.append((base_s / mine_s, psnr(mine, base), ssim(mine, base)))
         speedups, psnrs, ssims = (np.array(column) for column in zip(*pairs, strict=True))
         return {
@@ -153,6 +169,7 @@ def bench(
             "steps": steps or p.steps,
             "size": f"{width}x{height}",
             "device": engine.device.type + (" with CUDA graphs" if cuda_graphs else ""),
+            "sampler": "shifted patches" if baseline_model.shifted_patches else "plain",
             "clock": "wall, synchronised" if engine.device.type == "cuda" else "process CPU",
             "pairs": len(pairs),
             "load": round(os.getloadavg()[0], 2),
@@ -164,6 +181,11 @@ def bench(
             "ssim_worst": round(float(ssims.min()), 4),
             "skipped_blocks": round(statistics.median(skipped), 3) if skipped else None,
         }
+
+
+def _check_sampling(method: str, shifted_patches: bool) -> None:
+    if shifted_patches and method not in RECIPES and not bench_peers.is_ours(method):
+        raise ValueError(f"{method} is measured on plain sampling: leave out shifted patches")
 
 
 def _plain_kwargs(request: Request, preset, engine: Engine, width, height, steps) -> dict:
@@ -214,7 +236,7 @@ SUITES: dict[str, list[tuple[str, Task]]] = {
         ("wan2.1-t2v-1.3b", Task.TEXT_TO_VIDEO),
     ],
 }
-COLUMNS = ("preset", "task", "method", "steps", "size", "device", "pairs", "speedup",
+COLUMNS = ("preset", "task", "method", "steps", "size", "device", "sampler", "pairs", "speedup",
            "speedup_range", "psnr_mean", "psnr_worst", "ssim_mean", "ssim_worst",
            "skipped_blocks")  # fmt: skip
 
@@ -227,6 +249,7 @@ def methods(preset: str, task: Task, names: Sequence[str], **options) -> Iterato
         if name not in RECIPES:  # a missing package is said in that method's row instead
             with contextlib.suppress(ModelUnavailable):
                 bench_peers.parse(name)
+        _check_sampling(name, options.get("shifted_patches", False))
     for name in names:
         try:
             yield bench(preset, task, method=name, **options)

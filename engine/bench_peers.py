@@ -283,6 +283,11 @@ PEERS: dict[str, tuple[Apply, str]] = {
 }
 
 
+def is_ours(spec: str) -> bool:
+    """Whether a method spec is one of our own caches at a setting (layercache, stepcache)."""
+    return PEERS.get(spec.partition(":")[0], (None, None))[1] == "engine"
+
+
 def parse(spec: str) -> Peer:
     """`name:value`, e.g. `deepcache:3` or `fbc:0.1`."""
     name, _, value = spec.partition(":")

@@ -1,4 +1,4 @@
-"""How much real detail a picture carries: its effective lines.
+"""How much real detail a picture carries: its effective lines; and how visible a patch grid is.
 
 A picture of H lines carries h lines of detail when shrinking it to h lines and enlarging it back
 loses almost nothing: the smallest h whose round trip keeps PSNR >= 38 dB against the picture,
@@ -41,3 +41,22 @@ def effective_lines(image: Image.Image, threshold_db: float = THRESHOLD_DB) -> i
         if keeps(coarse):
             return next(h for h in range(max(1, coarse - grid + 1), coarse + 1) if keeps(h))
     return height
+
+
+def patch_grid(image: Image.Image, period: int = 16) -> float:
+    """How much a grid of `period`-pixel tiles stands out: the mean step in brightness between
+    neighbouring pixels across the tiles' borders over the mean step elsewhere, in both
+    directions, for the grid's own alignment and the one half a tile over (where shifted
+    patches put theirs: engine.patch_shift); the larger of the two. About 1 where no grid
+    shows: the landmark scenes drawn at 256x144 read 1.14 (the median over places; windows and
+    facets that fall on a border by chance vary it, 0.7-2.2)."""
+    grey = np.asarray(image.convert("L"), dtype=np.float64)
+    steps = (np.abs(np.diff(grey, axis=1)), np.abs(np.diff(grey, axis=0)).T)
+    ratios = []
+    for phase in (period - 1, period // 2 - 1):
+        ratio = 0.0
+        for step in steps:
+            border = np.arange(step.shape[1]) % period == phase
+            ratio += step[:, border].mean() / max(step[:, ~border].mean(), 1e-9) / 2
+        ratios.append(ratio)
+    return float(max(ratios))

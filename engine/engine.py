@@ -44,6 +44,7 @@ class Engine:
         segmentation_model: Path | None = None,
         compile_blocks: bool = False,
         cuda_graphs: bool = False,
+        shifted_patches: bool = True,  # False: every preset sampled plainly (the bench's peers)
     ):
         self.device = pick_device(device)
         self.model_dir = Path(model_dir)
@@ -59,6 +60,7 @@ class Engine:
             dtype=dtype,
             compile_blocks=compile_blocks,
             cuda_graphs=cuda_graphs,
+            shifted_patches=shifted_patches,
         )
         self.pool = ModelPool(
             loader,

@@ -49,6 +49,7 @@ class LoadedModel:
     _pipelines: dict[Task, DiffusionPipeline] = field(default_factory=dict)
     encoder_caches: dict[str, EncoderCache] = field(default_factory=dict)
     cuda_graphs: bool = False  # the denoiser replays CUDA graphs (`use_cuda_graphs`)
+    shifted_patches: bool = False  # each call drawn with shifted patches (`engine.patch_shift`)
 
     def share_encodings(self) -> None:
         """Encode each token sequence once for every request and task of this model."""
@@ -156,11 +157,16 @@ def load(
     dtype: str | None = None,
     *,
     stay_on_cpu: bool = False,
+    shifted_patches: bool = True,
 ) -> LoadedModel:
     """Load a preset id, or a directory with a saved pipeline, in the dtype meant for `device`;
-    onto `device`, or left on the CPU for the caller to move (`stay_on_cpu`)."""
+    onto `device`, or left on the CPU for the caller to move (`stay_on_cpu`). A preset drawn
+    with shifted patches is, unless `shifted_patches` is False (plain diffusers' sampling, as
+    the bench compares peers on)."""
     preset = preset_for(preset_id)
-    source, revision = _source(preset, model_dir)
+    shifted = shifted_patches and preset.shifted_patches
+    source, weights = _source(preset, model_dir)
+    revision = _result_revision(weights, shifted)
     torch_dtype = pick_dtype(preset.dtypes, device, dtype)
     if source is None:
         base = BUILDERS[preset.id]()
@@ -178,7 +184,7 @@ def load(
     placed = torch.device("cpu") if stay_on_cpu else device
     base.to(placed)
     base.set_progress_bar_config(disable=True)
-    return LoadedModel(preset, revision, base, placed, torch_dtype)
+    return LoadedModel(preset, revision, base, placed, torch_dtype, shifted_patches=shifted)
 
 
 def _absent_components(source: Path) -> dict[str, None]:
@@ -245,7 +251,13 @@ def _tokenizers(source: Path, revision: str) -> tuple:
 def model_revision(preset_id: str, model_dir: Path) -> str:
     """The revision results of a preset report, without loading it: what a cache of results
     must key on, so retrained or re-pulled weights never serve stale results."""
-    return _source(preset_for(preset_id), model_dir)[1]
+    preset = preset_for(preset_id)
+    return _result_revision(_source(preset, model_dir)[1], preset.shifted_patches)
+
+
+def _result_revision(weights: str, shifted_patches: bool) -> str:
+    # The sampler is part of what a result is: the same weights draw other pictures without it.
+    return weights + ("+shifted-patches" if shifted_patches else "")
 
 
 def _source(preset: Preset, model_dir: Path) -> tuple[Path | None, str]:
@@ -300,4 +312,5 @@ def _directory_preset(path: Path) -> Preset:
         trained_on=None,
         skip_tasks=(),
         call_options=(("max_sequence_length", 0),) if no_t5 else (),
+        shifted_patches=False,  # a saved pipeline is sampled as diffusers samples it
     )

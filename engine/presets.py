@@ -76,6 +76,9 @@ class Preset:
     # Pipeline arguments this model is always called with (the plain diffusers baseline too).
     call_options: tuple[tuple[str, object], ...] = ()
     skip_tasks: tuple[Task, ...] = ()  # tasks of its family this model cannot do
+    # A transformer whose pictures show its patch grid, drawn with shifted patches
+    # (engine.patch_shift); part of what its results are, so its revision says so.
+    shifted_patches: bool = False
 
     @property
     def offline(self) -> bool:
@@ -227,6 +230,7 @@ PRESETS: dict[str, Preset] = {
             call_options=(("max_sequence_length", 0),),  # no T5: no T5 tokens
             # SD3's image-to-image and inpaint pipelines need a KL autoencoder; this is a DC one.
             skip_tasks=(Task.IMAGE_TO_IMAGE, Task.INPAINT),
+            shifted_patches=True,
             description="Our own small Stable Diffusion 3 for places: each built-in geography "
             "by its landmarks (Mission Peak above the bay, a Manhattan avenue with yellow cabs, "
             "...), by day, golden hour or night, in 16:9.",

@@ -11,7 +11,7 @@ import hashlib
 import inspect
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +22,7 @@ from PIL import Image
 from engine.acceleration import RECIPES, applied
 from engine.errors import Cancelled, InvalidRequest
 from engine.loading import LoadedModel, with_defaults
+from engine.patch_shift import shifted_patches
 from engine.presets import Preset
 from engine.requests import ReferenceToVideo, Request
 from engine.version import ENGINE_VERSION
@@ -162,6 +163,7 @@ def run_batch(
     start = time.perf_counter()
     with (
         _stage_clock(pipe, model.device) as stages,
+        shifted_patches(pipe) if model.shifted_patches else nullcontext(),  # before the cache
         applied(pipe, RECIPES[first.request.recipe]) as recipe,
         torch.inference_mode(),
     ):

@@ -5,12 +5,15 @@ sheet of every geography in every light at 1:1, and its model card."""
 from __future__ import annotations
 
 import statistics
+from contextlib import nullcontext
 from pathlib import Path
 
 import torch
 from diffusers import DiffusionPipeline
 from PIL import Image, ImageDraw, ImageFont
 
+from engine.detail import patch_grid
+from engine.patch_shift import shifted_patches
 from engine.training.card import licence, model_section, training_section
 from engine.training.classifier import SceneClassifier
 from engine.training.landmark_dit import (
@@ -50,9 +53,10 @@ def recognition(pipe, seeds_per_light: int = SEEDS_PER_LIGHT) -> dict[str, float
     return scores
 
 
-def draw(pipe, prompts: list[str], seeds: list[int]) -> list[Image.Image]:
-    """One 256x144 picture per prompt, the engine's way: a CPU generator seeded per image."""
-    with torch.inference_mode():
+def draw(pipe, prompts: list[str], seeds: list[int], shifted: bool = True) -> list[Image.Image]:
+    """One 256x144 picture per prompt, the engine's way: a CPU generator seeded per image, and
+    shifted patches (the preset's sampling, `engine.patch_shift`) unless not `shifted`."""
+    with torch.inference_mode(), shifted_patches(pipe) if shifted else nullcontext():
         return pipe(
             prompts,
             num_inference_steps=STEPS,
@@ -64,19 +68,72 @@ def draw(pipe, prompts: list[str], seeds: list[int]) -> list[Image.Image]:
         ).images
 
 
-def contact_sheet(pipe, seed: int = 0) -> Image.Image:
-    """Every geography (rows) in every light (columns), clear, one seed, each at 1:1."""
+def sheet_pictures(pipe, seed: int = 0, shifted: bool = True) -> dict[str, list[Image.Image]]:
+    """Per geography, its picture in every light, clear, one seed."""
+    return {
+        geography: draw(
+            pipe,
+            [LandmarkParams(geography, t, "clear", seed).caption for t in TIMES],
+            [seed] * len(TIMES),
+            shifted,
+        )
+        for geography in SIGNATURES
+    }
+
+
+def contact_sheet(pictures: dict[str, list[Image.Image]]) -> Image.Image:
+    """Every geography (rows) in every light (columns), each at 1:1."""
     width, height = TRAIN_SIZE
     label_w = 190
-    sheet = Image.new("RGB", (label_w + 3 * (width + 4), len(SIGNATURES) * (height + 4)), "white")
+    sheet = Image.new("RGB", (label_w + 3 * (width + 4), len(pictures) * (height + 4)), "white")
     pen, font = ImageDraw.Draw(sheet), ImageFont.load_default(13)
-    for row, geography in enumerate(SIGNATURES):
+    for row, (geography, images) in enumerate(pictures.items()):
         y = row * (height + 4)
         pen.text((6, y + height // 2 - 8), geography, fill="black", font=font)
-        prompts = [LandmarkParams(geography, t, "clear", seed).caption for t in TIMES]
-        for col, image in enumerate(draw(pipe, prompts, [seed] * len(prompts))):
+        for col, image in enumerate(images):
             sheet.paste(image, (label_w + col * (width + 4), y))
     return sheet
+
+
+def evaluation(pipe, sheet_path: Path) -> tuple[list[str], dict[str, float]]:
+    """The card's "Evaluation" (recognition per geography; the patch grid with and without
+    shifted patches) and the recognition scores; writes the contact sheet to `sheet_path`."""
+    pictures = sheet_pictures(pipe)
+    sheet_path.parent.mkdir(parents=True, exist_ok=True)
+    contact_sheet(pictures).save(sheet_path)
+    grids = {
+        name: statistics.median(patch_grid(im) for ims in drawn.values() for im in ims)
+        for name, drawn in (("shifted", pictures), ("plain", sheet_pictures(pipe, shifted=False)))
+    }
+    scores = recognition(pipe)
+    below = [f"{g} ({v:.0%})" for g, v in scores.items() if v < 0.9]
+    lines = [
+        "## Evaluation",
+        "",
+        "Pictures are drawn as Spotforge draws them, with shifted patches "
+        "(`engine/patch_shift.py`: every other step the transformer sees the latents half a "
+        "patch over, which evens out the seams of its 2x2 patches); plain `from_pretrained` "
+        "sampling draws the same model with its 16-pixel patch grid showing. Patch grid "
+        "(`engine/detail.py`'s `patch_grid`, 1 where no grid shows), median over the contact "
+        f"sheet's pictures: {grids['shifted']:.2f} with shifted patches, {grids['plain']:.2f} "
+        "with plain sampling.",
+        "",
+        f"The project's scene classifier (`engine/training/classifier.py`, fitted on procedural "
+        f"landmark scenes at held-out seeds) names the geography of "
+        f"{SEEDS_PER_LIGHT * len(TIMES)} generated pictures per geography (seeds "
+        f"0-{SEEDS_PER_LIGHT - 1} in each light, clear and cloudy in turn, the full caption):",
+        "",
+        "| geography | recognised |",
+        "|---|---|",
+        *(f"| {g} | {v:.0%} |" for g, v in scores.items()),
+        "",
+        f"Median {statistics.median(scores.values()):.0%}, lowest {min(scores.values()):.0%}. "
+        + (f"Below 90 %: {', '.join(below)}." if below else "Every geography is at 90 % or more."),
+        "",
+        f"Contact sheet (geography x light, seed 0, 1:1): `{sheet_path.as_posix()}`.",
+        "",
+    ]
+    return lines, scores
 
 
 def write_landmark_card(
@@ -84,12 +141,9 @@ def write_landmark_card(
 ) -> dict[str, float]:
     """Recognition and contact sheet of the pipeline in `out`, and its card `out/README.md`."""
     pipe = load(out).to(plan.device)
-    sheet_path.parent.mkdir(parents=True, exist_ok=True)
-    contact_sheet(pipe).save(sheet_path)
-    scores = recognition(pipe)
+    evaluated, scores = evaluation(pipe, sheet_path)
     parts = ("vae", "text_encoder", "text_encoder_2", "transformer")
     params = {name: sum(p.numel() for p in getattr(pipe, name).parameters()) for name in parts}
-    below = [f"{g} ({v:.0%})" for g, v in scores.items() if v < 0.9]
     example = caption(LandmarkParams("San Francisco Bay Area", "golden", "clear", 0), "full")
     card = [
         "# landmark-dit",
@@ -120,22 +174,28 @@ def write_landmark_card(
         + ("a 2-core CPU machine (no GPU)." if plan.device == "cpu" else f"a GPU ({plan.device})."),
         "",
         *training_section(command, plan, work, ("vae", "dit", "dit-tune")),
-        "## Evaluation",
-        "",
-        f"The project's scene classifier (`engine/training/classifier.py`, fitted on procedural "
-        f"landmark scenes at held-out seeds) names the geography of "
-        f"{SEEDS_PER_LIGHT * len(TIMES)} generated pictures per geography (seeds "
-        f"0-{SEEDS_PER_LIGHT - 1} in each light, clear and cloudy in turn, the full caption):",
-        "",
-        "| geography | recognised |",
-        "|---|---|",
-        *(f"| {g} | {v:.0%} |" for g, v in scores.items()),
-        "",
-        f"Median {statistics.median(scores.values()):.0%}, lowest {min(scores.values()):.0%}. "
-        + (f"Below 90 %: {', '.join(below)}." if below else "Every geography is at 90 % or more."),
-        "",
-        f"Contact sheet (geography x light, seed 0, 1:1): `{sheet_path.as_posix()}`.",
-        "",
+        *evaluated,
     ]
     (out / "README.md").write_text("\n".join(card))
     return scores
+
+
+def refresh_evaluation(out: Path, sheet_path: Path) -> dict[str, float]:
+    """Re-measure the card of weights already trained (after a change in how they are sampled),
+    keeping its data and training sections."""
+    readme = out / "README.md"
+    kept = readme.read_text().split("## Evaluation")[0]
+    lines, scores = evaluation(load(out), sheet_path)
+    readme.write_text(kept + "\n".join(lines))
+    return scores
+
+
+if __name__ == "__main__":
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(description=refresh_evaluation.__doc__)
+    parser.add_argument("--out", type=Path, default=Path("engine/weights/landmark-dit"))
+    parser.add_argument("--sheet", type=Path, default=Path("docs/landmark-dit-sheet.png"))
+    args = parser.parse_args()
+    print(json.dumps(refresh_evaluation(args.out, args.sheet)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image, ImageDraw
 
-from engine.detail import effective_lines
+from engine.detail import effective_lines, patch_grid
 
 
 def crisp(size=(640, 360)) -> Image.Image:
@@ -34,3 +34,13 @@ def test_grain_is_not_detail():
     grain = np.random.default_rng(1).random((360, 640)) < 0.05  # scattered specks
     flat[grain] = 255
     assert effective_lines(Image.fromarray(flat)) <= 4
+
+
+def test_a_patch_grid_stands_out_and_a_picture_without_one_does_not():
+    """16x16 tiles (a 16x9 picture enlarged 16 times) read far above 1 in either alignment;
+    the same detail drawn at full size, and the tiles half a tile over, do not hide it."""
+    tiles = crisp((16, 9)).resize((256, 144), Image.NEAREST)
+    shifted = Image.new("RGB", (256, 144))
+    shifted.paste(tiles, (8, 8))
+    assert patch_grid(tiles) > 3 and patch_grid(shifted) > 3
+    assert patch_grid(crisp((256, 144))) < 1.5
