@@ -26,7 +26,7 @@ from engine import bench_peers
 from engine.acceleration import RECIPES
 from engine.engine import Engine
 from engine.errors import ModelUnavailable
-from engine.loading import load, with_defaults
+from engine.loading import load, preset_for, with_defaults
 from engine.patch_shift import shifted_patches as shifted
 from engine.reference import first_frame
 from engine.requests import REQUEST_TYPES, Priority, Request, Task
@@ -85,7 +85,7 @@ def bench(
     the recipes (and our caches at any setting) are measured as the product runs them. Peers
     are measured on plain sampling only, as their users run them (their block caches would
     compare two patch grids)."""
-    _check_sampling(method, shifted_patches)
+    _check_sampling(method, shifted_patches, preset)
     peer = None if method in RECIPES else bench_peers.parse(method)
     engine_options = {"cuda_graphs": cuda_graphs, "shifted_patches": shifted_patches}
     with Engine(device=device, model_dir=model_dir, max_batch=1, **engine_options) as engine:
@@ -183,8 +183,9 @@ def bench(
         }
 
 
-def _check_sampling(method: str, shifted_patches: bool) -> None:
-    if shifted_patches and method not in RECIPES and not bench_peers.is_ours(method):
+def _check_sampling(method: str, shifted_patches: bool, preset: str) -> None:
+    shifted = shifted_patches and preset_for(preset).shifted_patches
+    if shifted and method not in RECIPES and not bench_peers.is_ours(method):
         raise ValueError(f"{method} is measured on plain sampling: leave out shifted patches")
 
 
@@ -249,7 +250,7 @@ def methods(preset: str, task: Task, names: Sequence[str], **options) -> Iterato
         if name not in RECIPES:  # a missing package is said in that method's row instead
             with contextlib.suppress(ModelUnavailable):
                 bench_peers.parse(name)
-        _check_sampling(name, options.get("shifted_patches", False))
+        _check_sampling(name, options.get("shifted_patches", False), preset)
     for name in names:
         try:
             yield bench(preset, task, method=name, **options)

@@ -48,6 +48,7 @@ class Engine:
     ):
         self.device = pick_device(device)
         self.model_dir = Path(model_dir)
+        self._shifted_patches = shifted_patches
         self._segmentation_model = segmentation_model
         self._segmenter: Segmenter | None = None
         self._segmenter_lock = threading.Lock()
@@ -100,7 +101,7 @@ class Engine:
 
     def revision(self, preset_id: str) -> str:
         """The model revision a request for this preset will report, known before it runs."""
-        return model_revision(preset_id, self.model_dir)
+        return model_revision(preset_id, self.model_dir, self._shifted_patches)
 
     def read_words(self, preset_id: str, text: str) -> tuple[list[str], list[str]]:
         """The words of `text` this preset's model knows and those it does not (in order,

@@ -115,9 +115,10 @@ def compile_regions(denoiser: torch.nn.Module) -> None:
     e.g. a UNet's transformer blocks, Flux's double and single blocks), each class compiled
     once for all its instances, in seconds rather than a whole model's minutes. Their inputs
     keep one shape from step to step, so steps trigger no recompiles; a new batch size (as
-    when guidance stops) or resolution compiles once more. Not `fullgraph`: the caches'
-    hooks on these blocks call code that torch.compile must leave out of the graph. A model
-    that names no repeated blocks (SD3) has each of its transformer blocks compiled."""
+    when guidance stops), resolution or the padded shape of shifted patches compiles once
+    more. Not `fullgraph`: the caches' hooks on these blocks call code that torch.compile must
+    leave out of the graph. A model that names no repeated blocks (SD3) has each of its
+    transformer blocks compiled."""
     if denoiser._repeated_blocks:
         denoiser.compile_repeated_blocks()
     else:
@@ -248,11 +249,12 @@ def _tokenizers(source: Path, revision: str) -> tuple:
     return tuple(AutoTokenizer.from_pretrained(source / n, local_files_only=True) for n in names)
 
 
-def model_revision(preset_id: str, model_dir: Path) -> str:
+def model_revision(preset_id: str, model_dir: Path, shifted_patches: bool = True) -> str:
     """The revision results of a preset report, without loading it: what a cache of results
     must key on, so retrained or re-pulled weights never serve stale results."""
     preset = preset_for(preset_id)
-    return _result_revision(_source(preset, model_dir)[1], preset.shifted_patches)
+    shifted = shifted_patches and preset.shifted_patches
+    return _result_revision(_source(preset, model_dir)[1], shifted)
 
 
 def _result_revision(weights: str, shifted_patches: bool) -> str:

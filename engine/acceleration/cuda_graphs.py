@@ -36,6 +36,7 @@ from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 from engine.acceleration.kernel_swaps import KernelSet, kernels_applied
 from engine.acceleration.step_cache import HOOK as STEP_CACHE
+from engine.patch_shift import HOOK as PATCH_SHIFT
 
 HOOK = "spotforge_cuda_graphs"
 MAX_GRAPHS = 8  # signatures kept per model; they share one pool of activation memory
@@ -126,10 +127,12 @@ def _signature(leaves: list, spec) -> tuple | None:
 
 
 def _other_hooks(module: torch.nn.Module) -> bool:
-    """A hook on the denoiser besides this one and the step cache (which only skips whole
-    calls): it may change what the forward does from call to call."""
+    """A hook on the denoiser besides this one, the step cache (which only skips whole calls)
+    and shifted patches (which only change the input's shape on alternate calls: a signature,
+    and a graph, of its own): it may change what the forward does from call to call."""
     registry = getattr(module, "_diffusers_hook", None)
-    others = registry is not None and any(h not in (HOOK, STEP_CACHE) for h in registry.hooks)
+    ours = (HOOK, STEP_CACHE, PATCH_SHIFT)
+    others = registry is not None and any(h not in ours for h in registry.hooks)
     return others or bool(module._forward_hooks or module._forward_pre_hooks)
 
 

@@ -11,6 +11,7 @@ import pytest
 from engine import Engine
 from engine.bench import methods, psnr
 from engine.detail import patch_grid
+from engine.errors import InvalidRequest
 from engine.loading import model_revision
 from engine.requests import Task, TextToImage
 
@@ -46,6 +47,8 @@ def test_shifted_patches_draw_landmark_dit_without_its_patch_grid(engine, plain,
     assert revision == model_revision("landmark-dit", tmp_path)
     assert revision.endswith("+shifted-patches")
     assert unshifted[0].params["model_revision"] == revision.removesuffix("+shifted-patches")
+    assert engine.revision("landmark-dit") == revision
+    assert plain.revision("landmark-dit") == unshifted[0].params["model_revision"]
 
 
 def test_the_grid_alternates_over_the_steps_the_transformer_computes(engine):
@@ -81,6 +84,14 @@ def test_the_step_cache_composes_with_shifted_patches(engine, plain):
     unshifted, _ = fidelity(plain)
     assert shifted >= unshifted - 1.5, (shifted, unshifted)
     assert max(patch_grid(r.images[0]) for r in cached) <= 1.5
+
+
+def test_a_picture_too_large_to_shift_is_refused_with_a_sentence(engine, plain):
+    """Padded, a 512-pixel side would need 33 patches of a 32-patch position table."""
+    wide = TextToImage(preset="landmark-dit", prompt=PROMPTS[0], width=512, height=288, steps=2)
+    with pytest.raises(InvalidRequest, match="at most 496 pixels a side"):
+        engine.generate(wide)
+    assert plain.generate(wide).images[0].size == (512, 288)
 
 
 def test_peers_are_benched_on_plain_sampling_only(tmp_path):
