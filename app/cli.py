@@ -393,7 +393,8 @@ def train(
     model: str = typer.Option(
         "mini-sd",
         help="mini-sd (the UNet), mini-dit (the transformer), landmark-dit (model v2's 16:9 "
-        "landmark scenes) or landmark-upscaler (model v2's x4 upscaler).",
+        "landmark scenes), landmark-upscaler (model v2's x4 upscaler) or shape-judge (the "
+        "network that names a place from its shapes, for landmark-dit's card).",
     ),
     work: Path = typer.Option(
         None, help="Data cache, checkpoints and loss logs (var/train/MODEL); reruns resume."
@@ -412,7 +413,8 @@ def train(
     """Train mini-sd (under 2 hours on 2 cores), mini-dit (about 1 hour, on mini-sd's
     autoencoder), landmark-dit (about 1.5 hours) or landmark-upscaler (about 1.3 hours) from the
     procedural scenes, then write the model card and sample grid (landmark-dit: a contact
-    sheet; the upscaler: a crop at 1:1). Interrupted runs resume from their last checkpoint."""
+    sheet; the upscaler: a crop at 1:1). Interrupted runs resume from their last checkpoint,
+    except shape-judge's (about 5 minutes, from nothing each time)."""
     import json
 
     from engine.presets import get_preset
@@ -420,9 +422,10 @@ def train(
     from engine.training.train import Plan, train_dit
     from engine.training.train import train as train_sd
 
-    if model not in ("mini-sd", "mini-dit", "landmark-dit", "landmark-upscaler"):
+    if model not in ("mini-sd", "mini-dit", "landmark-dit", "landmark-upscaler", "shape-judge"):
         raise _fail(
-            f"unknown model {model!r}: mini-sd, mini-dit, landmark-dit or landmark-upscaler"
+            f"unknown model {model!r}: mini-sd, mini-dit, landmark-dit, landmark-upscaler or "
+            "shape-judge"
         )
     if device != "cpu" and model not in ("landmark-dit", "landmark-upscaler"):
         raise _fail(f"{model} trains on the CPU only; --device is for model v2's two stages")
@@ -437,6 +440,18 @@ def train(
     out = out or Path("engine/weights") / model
     command = f"spotforge train --model {model}" + (f" --seed {seed}" if seed else "")
     command += f" --device {device}" if device != "cpu" else ""
+    if model == "shape-judge":
+        import torch
+
+        from engine.training.shape_judge import JudgePlan, ShapeJudge, write_judge_card
+
+        torch.set_num_threads(threads)
+        judge_plan = JudgePlan(seed=seed)
+        judge, history = ShapeJudge.fit(judge_plan, log=typer.echo)
+        judge.save(out)
+        accuracy = write_judge_card(judge_plan, out, history, command)
+        typer.echo(json.dumps({"out": str(out), "held_out": accuracy}))
+        return
     if model == "landmark-upscaler":
         from engine.training.train_upscaler import UpscalerPlan, train_upscaler
         from engine.training.upscaler_card import write_upscaler_card

@@ -1,7 +1,10 @@
 """What a generated background shows, named by classifiers of the scenes its model was trained
 on: the landscape and light (mini-sd, mini-dit: the archetype scenes) or the place and light
-(landmark-dit: each built-in geography's landmarks). Only a scene-trained preset has a judge;
-for any other model nothing here can tell, and `scene_judge` says so with None."""
+(landmark-dit: each built-in geography's landmarks). A place is named by the shape judge
+(`engine.training.shape_judge`), which reads outlines, since a picture with a place's colours
+and horizon but not its landmark is not that place to a viewer; the light by colour. Only a
+scene-trained preset has a judge; for any other model nothing here can tell, and
+`scene_judge` says so with None."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from engine.errors import ModelUnavailable
 from engine.loading import preset_for
 from engine.training.classifier import SceneClassifier
 from engine.training.scenes import ARCHETYPES
+from engine.training.shape_judge import ShapeJudge
 
 
 @dataclass(frozen=True)
@@ -25,13 +29,13 @@ class Seen:
 
 
 class SceneJudge:
-    """Two softmax regressions over the same features, fitted once on procedural scenes drawn
-    from seeds the model never saw (a few seconds to a minute, once per process)."""
+    """Softmax regressions over colour and layout, fitted once on procedural scenes drawn from
+    seeds the model never saw (a few seconds to a minute, once per process), and for places
+    the committed shape judge."""
 
     def __init__(self, trained_on: str) -> None:
         self.places = trained_on == "landmarks"
-        target = "geography" if self.places else "archetype"
-        self._what = SceneClassifier.fit(target=target)
+        self._what = ShapeJudge.load() if self.places else SceneClassifier.fit(target="archetype")
         self._light = SceneClassifier.fit(target="time", landmarks=self.places)
 
     def judge(self, images: Sequence[Image.Image]) -> list[Seen]:

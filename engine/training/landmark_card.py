@@ -1,6 +1,7 @@
-"""What landmark-dit is shown by: how often the project's scene classifier (fitted on the
-procedural landmark scenes) names the geography a generated picture was asked for, a contact
-sheet of every geography in every light at 1:1, and its model card."""
+"""What landmark-dit is shown by: how often the project's two judges, both fitted on the
+procedural landmark scenes, name the geography a generated picture was asked for (the scene
+classifier by its colours and layout, the shape judge by its outlines), a contact sheet of
+every geography in every light at 1:1, and its model card."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from engine.training.landmark_dit import (
 )
 from engine.training.landmarks import SIGNATURES, TRAIN_SIZE, LandmarkParams
 from engine.training.scenes import TIMES, WEATHER
+from engine.training.shape_judge import ShapeJudge
 
 STEPS, GUIDANCE = 20, 4.0  # the preset's defaults
 SEEDS_PER_LIGHT = 4  # 12 pictures a geography: 4 seeds in each light, clear and cloudy in turn
@@ -37,11 +39,15 @@ def load(out: Path):
     )
 
 
-def recognition(pipe, seeds_per_light: int = SEEDS_PER_LIGHT) -> dict[str, float]:
-    """Per geography: the share of its generated pictures (every light, seeds 0 and up, the
-    full caption) that the classifier names as that geography."""
-    classifier = SceneClassifier.fit(target="geography")
-    scores = {}
+def recognition(pipe, seeds_per_light: int = SEEDS_PER_LIGHT) -> dict[str, dict[str, float]]:
+    """Per judge ("colour and layout", "shapes"), per geography: the share of its generated
+    pictures (every light, seeds 0 and up, the full caption) that the judge names as that
+    geography."""
+    judges = {
+        "colour and layout": SceneClassifier.fit(target="geography"),
+        "shapes": ShapeJudge.load(),
+    }
+    scores: dict[str, dict[str, float]] = {name: {} for name in judges}
     for geography in SIGNATURES:
         asked = [
             LandmarkParams(geography, light, WEATHER[seed % 2], seed)
@@ -49,7 +55,8 @@ def recognition(pipe, seeds_per_light: int = SEEDS_PER_LIGHT) -> dict[str, float
             for seed in range(seeds_per_light)
         ]
         images = draw(pipe, [p.caption for p in asked], [p.seed for p in asked])
-        scores[geography] = classifier.accuracy(images, geography)
+        for name, judge in judges.items():
+            scores[name][geography] = judge.accuracy(images, geography)
     return scores
 
 
@@ -95,9 +102,10 @@ def contact_sheet(pictures: dict[str, list[Image.Image]]) -> Image.Image:
     return sheet
 
 
-def evaluation(pipe, sheet_path: Path) -> tuple[list[str], dict[str, float]]:
-    """The card's "Evaluation" (recognition per geography; the patch grid with and without
-    shifted patches) and the recognition scores; writes the contact sheet to `sheet_path`."""
+def evaluation(pipe, sheet_path: Path) -> tuple[list[str], dict[str, dict[str, float]]]:
+    """The card's "Evaluation" (recognition per geography by both judges; the patch grid with
+    and without shifted patches) and the recognition scores; writes the contact sheet to
+    `sheet_path`."""
     pictures = sheet_pictures(pipe)
     sheet_path.parent.mkdir(parents=True, exist_ok=True)
     contact_sheet(pictures).save(sheet_path)
@@ -106,7 +114,16 @@ def evaluation(pipe, sheet_path: Path) -> tuple[list[str], dict[str, float]]:
         for name, drawn in (("shifted", pictures), ("plain", sheet_pictures(pipe, shifted=False)))
     }
     scores = recognition(pipe)
-    below = [f"{g} ({v:.0%})" for g, v in scores.items() if v < 0.9]
+    colour, shapes = scores["colour and layout"], scores["shapes"]
+
+    def summary(judged: dict[str, float]) -> str:
+        below = [f"{g} ({v:.0%})" for g, v in judged.items() if v < 0.9]
+        return (
+            f"median {statistics.median(judged.values()):.0%}, lowest {min(judged.values()):.0%}, "
+            f"{len(judged) - len(below)} of {len(judged)} at 90 % or more"
+            + (f"; below: {', '.join(below)}" if below else "")
+        )
+
     lines = [
         "## Evaluation",
         "",
@@ -118,17 +135,21 @@ def evaluation(pipe, sheet_path: Path) -> tuple[list[str], dict[str, float]]:
         f"sheet's pictures: {grids['shifted']:.2f} with shifted patches, {grids['plain']:.2f} "
         "with plain sampling.",
         "",
-        f"The project's scene classifier (`engine/training/classifier.py`, fitted on procedural "
-        f"landmark scenes at held-out seeds) names the geography of "
-        f"{SEEDS_PER_LIGHT * len(TIMES)} generated pictures per geography (seeds "
-        f"0-{SEEDS_PER_LIGHT - 1} in each light, clear and cloudy in turn, the full caption):",
+        f"Two judges, both fitted on procedural landmark scenes at held-out seeds, name the "
+        f"geography of {SEEDS_PER_LIGHT * len(TIMES)} generated pictures per geography (seeds "
+        f"0-{SEEDS_PER_LIGHT - 1} in each light, clear and cloudy in turn, the full caption): "
+        "the scene classifier (`engine/training/classifier.py`) by colour and layout, and the "
+        "shape judge (`engine/training/shape_judge.py`) by outlines, with colour taken from "
+        "it; a picture with a place's colours and horizon but not its landmark passes the "
+        "first and not the second.",
         "",
-        "| geography | recognised |",
-        "|---|---|",
-        *(f"| {g} | {v:.0%} |" for g, v in scores.items()),
+        "| geography | by colour and layout | by shapes |",
+        "|---|---|---|",
+        *(f"| {g} | {colour[g]:.0%} | {shapes[g]:.0%} |" for g in colour),
         "",
-        f"Median {statistics.median(scores.values()):.0%}, lowest {min(scores.values()):.0%}. "
-        + (f"Below 90 %: {', '.join(below)}." if below else "Every geography is at 90 % or more."),
+        f"By colour and layout: {summary(colour)}.",
+        "",
+        f"By shapes: {summary(shapes)}.",
         "",
         f"Contact sheet (geography x light, seed 0, 1:1): `{sheet_path.as_posix()}`.",
         "",
@@ -138,7 +159,7 @@ def evaluation(pipe, sheet_path: Path) -> tuple[list[str], dict[str, float]]:
 
 def write_landmark_card(
     plan: LandmarkPlan, work: Path, out: Path, sheet_path: Path, command: str
-) -> dict[str, float]:
+) -> dict[str, dict[str, float]]:
     """Recognition and contact sheet of the pipeline in `out`, and its card `out/README.md`."""
     pipe = load(out).to(plan.device)
     evaluated, scores = evaluation(pipe, sheet_path)
@@ -180,7 +201,7 @@ def write_landmark_card(
     return scores
 
 
-def refresh_evaluation(out: Path, sheet_path: Path) -> dict[str, float]:
+def refresh_evaluation(out: Path, sheet_path: Path) -> dict[str, dict[str, float]]:
     """Re-measure the card of weights already trained (after a change in how they are sampled),
     keeping its data and training sections."""
     readme = out / "README.md"
