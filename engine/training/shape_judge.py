@@ -16,6 +16,7 @@ cores, drawing the scenes included, so not resumable) and writes its weights and
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Sequence
@@ -26,6 +27,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from PIL import Image
+from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from torch import nn
 
@@ -110,6 +112,18 @@ def augment(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
     return torch.roll(x, (dy // 2, dx), (2, 3)).clamp(0, 1.5)
 
 
+def scenes_digest() -> str:
+    """A fingerprint of the scenes `landmarks.py` draws now (one per place, first light and
+    weather): the committed judge records the one it was fitted on, and a test says when the
+    scenes have changed under it, so it is refitted with them."""
+    digest = hashlib.sha256()
+    for geography in LABELS:
+        digest.update(
+            landmarks.draw(landmarks.LandmarkParams(geography, "day", "clear", 0)).tobytes()
+        )
+    return digest.hexdigest()
+
+
 class ShapeJudge:
     def __init__(self, net: nn.Module):
         self.net = net.eval()
@@ -157,7 +171,13 @@ class ShapeJudge:
     def save(self, path: Path) -> None:
         path.mkdir(parents=True, exist_ok=True)
         state = {k: v.detach().half().contiguous() for k, v in self.net.state_dict().items()}
-        save_file(state, path / "model.safetensors")
+        save_file(state, path / "model.safetensors", metadata={"scenes": scenes_digest()})
+
+    @staticmethod
+    def fitted_on(path: Path = WEIGHTS) -> str | None:
+        """The `scenes_digest` of the scenes the judge in `path` was fitted on."""
+        with safe_open(path / "model.safetensors", framework="pt") as weights:
+            return (weights.metadata() or {}).get("scenes")
 
     @torch.inference_mode()
     def predict(self, images: Sequence[Image.Image]) -> list[str]:

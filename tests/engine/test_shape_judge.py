@@ -9,6 +9,7 @@ from engine.training.shape_judge import (
     VIEWS,
     JudgePlan,
     ShapeJudge,
+    scenes_digest,
     tensors,
     write_judge_card,
 )
@@ -31,6 +32,13 @@ def test_the_committed_judge_names_places_in_any_colours():
     assert _named_right(judge, params, dimmed) >= 0.9
 
 
+def test_the_committed_judge_was_fitted_on_the_scenes_drawn_now():
+    assert ShapeJudge.fitted_on() == scenes_digest(), (
+        "engine/training/landmarks.py draws other scenes than the committed shape judge was "
+        "fitted on: refit it with `spotforge train --model shape-judge`"
+    )
+
+
 def test_a_judge_is_fitted_seeded_and_its_card_loads_back(tmp_path):
     plan = JudgePlan(per_combination=1, epochs=1, batch=32)
     first, history = ShapeJudge.fit(plan, log=lambda line: None)
@@ -42,6 +50,7 @@ def test_a_judge_is_fitted_seeded_and_its_card_loads_back(tmp_path):
     card = (tmp_path / "README.md").read_text()
     assert "Apache-2.0" in card and "| grey |" in card
     assert set(accuracy) == set(VIEWS) and all(0 <= v <= 1 for v in accuracy.values())
+    assert ShapeJudge.fitted_on(tmp_path) == scenes_digest()
     loaded = ShapeJudge.load(tmp_path)
     scene = landmarks.draw(landmarks.held_out(1)[0])
     assert loaded.predict([scene])[0] in LABELS
