@@ -1,8 +1,8 @@
 """What a generated background shows, named by classifiers of the scenes its model was trained
 on: the landscape and light (mini-sd, mini-dit: the archetype scenes) or the place and light
 (landmark-dit: each built-in geography's landmarks). A place is named by the shape judge
-(`engine.training.shape_judge`), which reads outlines, since a picture with a place's colours
-and horizon but not its landmark is not that place to a viewer; the light by colour. Only a
+(`engine.training.shape_judge`), which reads outlines and layout, not palettes, since a
+viewer does not name a place by its colours; the light by colour. Only a
 scene-trained preset has a judge; for any other model nothing here can tell, and
 `scene_judge` says so with None."""
 

@@ -140,8 +140,7 @@ def evaluation(pipe, sheet_path: Path) -> tuple[list[str], dict[str, dict[str, f
         f"0-{SEEDS_PER_LIGHT - 1} in each light, clear and cloudy in turn, the full caption): "
         "the scene classifier (`engine/training/classifier.py`) by colour and layout, and the "
         "shape judge (`engine/training/shape_judge.py`) by outlines, with colour taken from "
-        "it; a picture with a place's colours and horizon but not its landmark passes the "
-        "first and not the second.",
+        "it (stricter, but not a detector of landmarks alone: it also reads the layout).",
         "",
         "| geography | by colour and layout | by shapes |",
         "|---|---|---|",

@@ -113,14 +113,12 @@ def augment(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
 
 
 def scenes_digest() -> str:
-    """A fingerprint of the scenes `landmarks.py` draws now (one per place, first light and
-    weather): the committed judge records the one it was fitted on, and a test says when the
-    scenes have changed under it, so it is refitted with them."""
-    digest = hashlib.sha256()
-    for geography in LABELS:
-        digest.update(
-            landmarks.draw(landmarks.LandmarkParams(geography, "day", "clear", 0)).tobytes()
-        )
+    """A fingerprint of the scenes `landmarks.py` draws now (one per place, light and weather)
+    and of the size the judge reads: the committed judge records the one it was fitted on, and
+    a test says when they have changed under it, so it is refitted with them."""
+    digest = hashlib.sha256(repr(SIZE).encode())
+    for params in landmarks.held_out(1, seed_base=0):
+        digest.update(landmarks.draw(params).tobytes())
     return digest.hexdigest()
 
 
@@ -208,9 +206,11 @@ def held_out_accuracy(judge: ShapeJudge, per_combination: int = 4) -> dict[str, 
     return {view: float(np.mean(truth == judge.predict_tensors(f(x)))) for view, f in VIEWS.items()}
 
 
-def write_judge_card(plan: JudgePlan, out: Path, history: list[dict], command: str) -> dict:
+def write_judge_card(
+    plan: JudgePlan, out: Path, history: list[dict], command: str, per_combination: int = 4
+) -> dict:
     judge = ShapeJudge.load(out)  # the committed float16 weights, as every user loads them
-    accuracy = held_out_accuracy(judge)
+    accuracy = held_out_accuracy(judge, per_combination)
     params = sum(p.numel() for p in judge.net.parameters())
     card = [
         "# shape-judge",
@@ -228,10 +228,11 @@ def write_judge_card(plan: JudgePlan, out: Path, history: list[dict], command: s
         "",
         "## Training",
         "",
-        f"Command: `{command}` (seeded; {history[-1]['seconds'] / 60:.0f} min on the machine "
-        f"that made these weights, {torch.get_num_threads()} CPU threads). "
-        f"{plan.per_combination * len(LABELS) * 6} procedural scenes, every picture's colours, "
-        "brightness and sharpness scrambled anew each epoch.",
+        f"Command: `{command}` (seeded; {history[-1]['seconds'] / 60:.0f} min of fitting, after "
+        f"drawing the scenes, on the machine that made these weights, "
+        f"{torch.get_num_threads()} CPU threads). "
+        f"{len(landmarks.held_out(plan.per_combination))} procedural scenes, every picture's "
+        "colours, brightness and sharpness scrambled anew each epoch.",
         "",
         "```json",
         json.dumps(asdict(plan), indent=1),
@@ -243,7 +244,8 @@ def write_judge_card(plan: JudgePlan, out: Path, history: list[dict], command: s
         "",
         "## Evaluation",
         "",
-        f"Held-out procedural scenes (4 seeds per geography x light x weather, seeds from "
+        f"Held-out procedural scenes ({per_combination} seeds per geography x light x weather, "
+        "seeds from "
         f"{EVAL_SEED:,}), named right:",
         "",
         "| view | named right |",

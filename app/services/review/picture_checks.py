@@ -113,7 +113,7 @@ def background_match(subject: Subject, panel: Panel) -> Verdict:
 
 
 def _place_match(subject: Subject, seen: Seen, wanted: str) -> Verdict:
-    """The verdict of a judge of places (landmark-dit's): the place by its landmarks."""
+    """The verdict of a judge of places (landmark-dit's): the place by its shapes."""
     looks = TIMES_OF_DAY[seen.light]
     if seen.place != subject.geography:
         return Verdict(False, 0.0, f"The background looks like {seen.place} {looks}, not "
@@ -121,10 +121,10 @@ def _place_match(subject: Subject, seen: Seen, wanted: str) -> Verdict:
     if subject.light is not None and seen.light != subject.light:
         return Verdict(
             False, 0.5,
-            f"The background shows {subject.geography} by its landmarks, but it looks "
+            f"The background shows {subject.geography} by its shapes, but it looks "
             f"{looks}, not {wanted} (the light {subject.audience} are shown).",
         )  # fmt: skip
-    return Verdict(True, 1.0, f"The background shows {subject.geography} by its landmarks, "
+    return Verdict(True, 1.0, f"The background shows {subject.geography} by its shapes, "
                               f"{looks}, as {subject.audience} should see it.")  # fmt: skip
 
 
