@@ -3,12 +3,15 @@ shapes (a needle tower, a ridge above water, saguaros), beside the scene classif
 (`classifier.py`), which reads colour and layout.
 
 Why a second one: the colour classifier names a place from its palette and horizon, so a
-picture with Seattle's colours and no needle passes as Seattle; a viewer names it by the
-needle. This network is fitted on the same procedural landmark scenes, but every training
-picture has its colours scrambled (channels swapped, scaled, or grey), its brightness changed,
-and is blurred, noised, flipped and shifted, and each picture is standardised on its own, so
-colour carries nothing it can rely on: the outlines do. It names held-out scenes in grey, with
-swapped colours or blurred as well as untouched (its card, `engine/weights/shape-judge/`).
+picture with Seattle's greens and blues passes as Seattle whatever is drawn in it; a viewer
+names a place by what is drawn. This network is fitted on the same procedural landmark scenes,
+but every training picture has its colours scrambled (channels swapped, scaled, or grey), its
+brightness changed, and is blurred, noised, flipped and shifted, and each picture is
+standardised on its own, so colour carries nothing it can rely on: the outlines and where they
+sit do. It names held-out scenes in grey, with swapped colours or blurred as well as untouched
+(its card, `engine/weights/shape-judge/`). It is not a detector of one landmark: a Seattle
+scene drawn without its needle still has Rainier over the Sound and is named Seattle
+(docs/benchmarks.md, "A shape judge beside the colour classifier").
 
 `spotforge train --model shape-judge` fits it from nothing (seeded; about 5 minutes on 2
 cores, drawing the scenes included, so not resumable) and writes its weights and card.
