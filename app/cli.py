@@ -411,7 +411,7 @@ def train(
     ),
 ) -> None:
     """Train mini-sd (under 2 hours on 2 cores), mini-dit (about 1 hour, on mini-sd's
-    autoencoder), landmark-dit (about 1.5 hours), landmark-upscaler (about 1.3 hours) or the
+    autoencoder), landmark-dit (about 1.5 hours), landmark-upscaler (about 1.5 hours) or the
     shape judge (about 5 minutes) from the procedural scenes, then write the model card and
     sample grid (landmark-dit: a contact sheet; the upscaler: a crop at 1:1). Interrupted runs
     resume from their last checkpoint, except the shape judge's, which starts afresh."""

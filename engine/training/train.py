@@ -49,6 +49,7 @@ from engine.training.scenes import ARCHETYPES, TIMES, WEATHER, SceneParams, draw
 # and leaves the others' draws untouched; `train` runs them in their data-flow order.
 STAGES = (
     "vae", "vae-whole", "unet", "decoder", "unet-tune", "dit", "sr-vae", "sr-unet", "dit-tune",
+    "sr-decoder",
 )  # fmt: skip
 RUN_ORDER = ("vae", "vae-whole", "unet", "unet-tune", "decoder")
 CAPTION_FORMS = ("full", "no-weather", "no-time", "archetype", "empty")

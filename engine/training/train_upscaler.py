@@ -6,7 +6,9 @@ resumable like mini-sd (`train.run_stage`):
 2. sr-vae  : the x4 autoencoder (a DC-AE) on the 1080p crops, with an edge term against blur;
              its latents are then rescaled for the pipeline (`upscaler.fit_latent_scale`);
 3. sr-unet : the UNet, v-prediction with min-SNR weighting, on latents of the 1080p crops beside
-             the matching crops of the enlarged picture, noised to a random level.
+             the matching crops of the enlarged picture, noised to a random level;
+4. sr-decoder: the decoder alone, against a patch critic (`adversarial`), so that it draws
+             texture where L1 settles for blur; the encoder, and so the UNet's latents, stay.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from engine.training import upscaler as sr
+from engine.training.adversarial import adversarial_loss, patch_critic
 from engine.training.train import check_plan, precision_context, run_stage, save_atomic
 
 
@@ -37,24 +40,33 @@ class UpscalerPlan:
     unet_batch: int = 16
     unet_lr: float = 5e-4
     min_snr_gamma: float = 5.0
+    decoder_steps: int = 2000
+    decoder_lr: float = 2e-4
+    adversarial_weight: float = 0.5
     warmup: int = 100
     checkpoint_every: int = 100
     precision: str = "bf16"  # both stages' forward (`train.precision_context`), or "fp32"
     device: str = "cpu"  # where it trains: the numerics, so the weights, depend on it
 
     def steps(self, stage: str) -> int:
-        return {"sr-vae": self.vae_steps, "sr-unet": self.unet_steps}[stage]
+        return {
+            "sr-vae": self.vae_steps,
+            "sr-unet": self.unet_steps,
+            "sr-decoder": self.decoder_steps,
+        }[stage]
 
     @classmethod
     def for_device(cls, device: str, seed: int = 0) -> UpscalerPlan:
-        """The CPU plan fits 2 cores in about 1.3 hours with its card: under bfloat16 autocast
-        an autoencoder step takes 0.41 s there and a UNet step 0.29 s (float32: 0.63 and
-        0.47), so the UNet sees four times the crops the float32 plan gave it, for 6 minutes
-        more (docs/benchmarks.md, "Model v2's upscaler, third run"). The GPU plan fits one
-        call of a lent H200 (`python -m engine.gpu_suite OUT --parts upscaler`): on the first
-        one (2026-12-04) drawing 648 scenes took about 3 minutes on 16 cores, an autoencoder
-        step at batch 32 11 ms and a UNet step at batch 64 44 ms, so 6000 and 5000 steps come
-        to about 8.5 minutes, and the UNet sees three times the CPU plan's crops."""
+        """The CPU plan fits 2 cores in about 1.5 hours with its card: under bfloat16 autocast
+        an autoencoder step takes 0.41 s there, a UNet step 0.29 s (float32: 0.63 and 0.47)
+        and a decoder step against the critic 0.37 s, so the UNet sees four times the crops
+        the float32 plan gave it (docs/benchmarks.md, "Model v2's upscaler, third run" and
+        "fourth run"). The GPU plan fits one call of a lent H200 (`python -m engine.gpu_suite
+        OUT --parts upscaler`): on the first one (2026-12-04) drawing 648 scenes took about 3
+        minutes on 16 cores, an autoencoder step at batch 32 11 ms and a UNet step at batch 64
+        44 ms, so 6000 and 5000 steps come to about 8.5 minutes, and the UNet sees three times
+        the CPU plan's crops; the decoder's 3000 steps against the critic are estimated at
+        under a minute more, not yet run there."""
         if device == "cpu":
             return cls(seed=seed)
         return cls(
@@ -65,6 +77,7 @@ class UpscalerPlan:
             vae_batch=32,
             unet_steps=5000,
             unet_batch=64,
+            decoder_steps=3000,
             checkpoint_every=500,
             precision="fp32",  # as its timings were measured
         )
@@ -80,9 +93,11 @@ def train_upscaler(plan: UpscalerPlan, work: Path, out: Path, threads: int | Non
     high, low = high.to(plan.device), low.to(plan.device)
     torch.manual_seed(plan.seed)  # initial weights; every later draw has its own generator
     vae, unet = sr.vae().to(plan.device), sr.unet().to(plan.device)
+    critic = patch_critic().to(plan.device)
     _train_vae(plan, work, vae, high)
     sr.fit_latent_scale(vae, _unit(high[: 4 * plan.vae_batch]))
     _train_unet(plan, work, vae, unet, high, low)
+    _train_decoder(plan, work, vae, critic, high)
     pipe = sr.pipeline(vae.eval(), unet.eval()).to("cpu")
     out.mkdir(parents=True, exist_ok=True)
     pipe.to(dtype=torch.float16).save_pretrained(out, safe_serialization=True)
@@ -137,12 +152,39 @@ def _train_vae(plan: UpscalerPlan, work: Path, vae, high: torch.Tensor) -> None:
         x = _unit(high[torch.randint(len(high), (plan.vae_batch,), generator=g)])
         with precision_context(plan.precision, plan.device):
             recon = vae.decode(vae.encode(x).latent).sample.float()
-        # The edge term keeps facets, windows and tree lines hard: L1 alone settles for blur.
-        edges = sum(F.l1_loss(recon.diff(dim=d), x.diff(dim=d)) for d in (2, 3))
-        return F.l1_loss(recon, x) + edges
+        return _reconstruction_loss(recon, x)
 
     vae.train()
     run_stage(plan, work, "sr-vae", {"vae": vae}, plan.vae_lr, step_loss)
+    vae.eval()
+
+
+def _reconstruction_loss(recon: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    # The edge term keeps facets, windows and tree lines hard: L1 alone settles for blur.
+    edges = sum(F.l1_loss(recon.diff(dim=d), x.diff(dim=d)) for d in (2, 3))
+    return F.l1_loss(recon, x) + edges
+
+
+def _train_decoder(plan: UpscalerPlan, work: Path, vae, critic, high: torch.Tensor) -> None:
+    def step_loss(g: torch.Generator) -> torch.Tensor:
+        x = _unit(high[torch.randint(len(high), (plan.vae_batch,), generator=g)])
+        with precision_context(plan.precision, plan.device):
+            with torch.no_grad():
+                z = vae.encode(x).latent
+            recon = vae.decode(z).sample.float()
+            return adversarial_loss(
+                critic,
+                x,
+                recon,
+                _reconstruction_loss(recon, x),
+                vae.decoder.conv_out.weight,
+                plan.adversarial_weight,
+            )
+
+    vae.decoder.train()
+    critic.train()
+    modules = {"decoder": vae.decoder, "critic": critic}
+    run_stage(plan, work, "sr-decoder", modules, plan.decoder_lr, step_loss)
     vae.eval()
 
 

@@ -111,7 +111,10 @@ def write_upscaler_card(
         "minimal text encoder stands in. Weights stored in float16 safetensors. Trained on "
         + ("a 2-core CPU machine (no GPU)." if plan.device == "cpu" else f"a GPU ({plan.device})."),
         "",
-        *training_section(command, plan, work, ("sr-vae", "sr-unet")),
+        *training_section(command, plan, work, ("sr-vae", "sr-unet", "sr-decoder")),
+        "The `sr-decoder` row is the decoder's reconstruction loss, its adversarial term and "
+        "the critic's hinge loss added together (`engine/training/adversarial.py`).",
+        "",
         "## Evaluation",
         "",
         f"Effective detail lines at 1920x1080 (`engine/detail.py`) of one held-out scene per "

@@ -12,6 +12,7 @@ from dataclasses import asdict
 
 import pytest
 import torch
+import torch.nn.functional as F
 from safetensors.torch import load_file
 
 from engine.training.model import tokenizer
@@ -139,9 +140,10 @@ def test_the_upscaler_trains_into_a_plain_upscale_pipeline_that_draws_1080p(tmp_
     from engine.training.train_upscaler import UpscalerPlan, train_upscaler
 
     plan = UpscalerPlan(scenes=2, crops_per_scene=4, vae_steps=2, vae_batch=2, unet_steps=3,
-                        unet_batch=2, warmup=1, checkpoint_every=2)  # fmt: skip
+                        unet_batch=2, decoder_steps=2, warmup=1, checkpoint_every=2)  # fmt: skip
     out = train_upscaler(plan, tmp_path / "w", tmp_path / "out", threads=1)
     assert [row[0] for row in read_losses(tmp_path / "w", "sr-unet")] == [0, 1, 2]
+    assert [row[0] for row in read_losses(tmp_path / "w", "sr-decoder")] == [0, 1]
     pipe = DiffusionPipeline.from_pretrained(out, torch_dtype=torch.float32)
     assert isinstance(pipe, StableDiffusionUpscalePipeline)
     assert pipe.vae.config.scaling_factor == upscaler.SCALING
@@ -155,6 +157,36 @@ def test_the_upscaler_trains_into_a_plain_upscale_pipeline_that_draws_1080p(tmp_
     assert found["enlarged_psnr"][0] > 20  # a bicubic enlargement keeps the scene's colours
     # Three steps of training draw little of the scene, and its fidelity says so.
     assert 0 < found["upscaled_psnr"][0] < found["enlarged_psnr"][0]
+
+
+def test_the_adversarial_term_trains_each_player_against_the_other():
+    """The decoder is pushed by the critic and the critic by the pictures, in one backward
+    pass: the decoder's term must not train the critic to be fooled, nor the critic's term
+    train the decoder."""
+    from engine.training.adversarial import adversarial_loss, patch_critic
+
+    torch.manual_seed(0)
+    decoder, critic = torch.nn.Conv2d(4, 3, 3, padding=1), patch_critic()
+    z, real = torch.randn(2, 4, 32, 32), torch.rand(2, 3, 32, 32) * 2 - 1
+
+    def grads(with_adversary: bool):
+        for module in (decoder, critic):
+            module.zero_grad()
+        fake = decoder(z)
+        reconstruction = F.l1_loss(fake, real)
+        if with_adversary:
+            loss = adversarial_loss(critic, real, fake, reconstruction, decoder.weight, 0.5)
+        else:  # the two terms each player should see alone
+            judged = F.relu(1 - critic(real)).mean() + F.relu(1 + critic(fake.detach())).mean()
+            loss = reconstruction + judged
+        loss.backward()
+        return decoder.weight.grad.clone(), [p.grad.clone() for p in critic.parameters()]
+
+    decoder_both, critic_both = grads(True)
+    decoder_alone, critic_alone = grads(False)
+    for both, alone in zip(critic_both, critic_alone, strict=True):
+        torch.testing.assert_close(both, alone)  # only its own hinge loss trains the critic
+    assert not torch.allclose(decoder_both, decoder_alone)  # the critic does push the decoder
 
 
 def test_the_upscalers_latents_are_rescaled_without_changing_what_it_decodes():
