@@ -45,7 +45,7 @@ class UpscalerPlan:
     adversarial_weight: float = 0.5
     warmup: int = 100
     checkpoint_every: int = 100
-    precision: str = "bf16"  # both stages' forward (`train.precision_context`), or "fp32"
+    precision: str = "bf16"  # every stage's forward (`train.precision_context`), or "fp32"
     device: str = "cpu"  # where it trains: the numerics, so the weights, depend on it
 
     def steps(self, stage: str) -> int:
@@ -59,7 +59,7 @@ class UpscalerPlan:
     def for_device(cls, device: str, seed: int = 0) -> UpscalerPlan:
         """The CPU plan fits 2 cores in about 1.5 hours with its card: under bfloat16 autocast
         an autoencoder step takes 0.41 s there, a UNet step 0.29 s (float32: 0.63 and 0.47)
-        and a decoder step against the critic 0.37 s, so the UNet sees four times the crops
+        and a decoder step against the critic 0.36 s, so the UNet sees four times the crops
         the float32 plan gave it (docs/benchmarks.md, "Model v2's upscaler, third run" and
         "fourth run"). The GPU plan fits one call of a lent H200 (`python -m engine.gpu_suite
         OUT --parts upscaler`): on the first one (2026-12-04) drawing 648 scenes took about 3
