@@ -393,16 +393,23 @@ def train(
     model: str = typer.Option(
         "mini-sd",
         help="mini-sd (the UNet), mini-dit (the transformer), landmark-dit (model v2's 16:9 "
-        "landmark scenes), landmark-upscaler (model v2's x4 upscaler) or shape-judge (the "
-        "network that names a place from its shapes, for landmark-dit's card).",
+        "landmark scenes), landmark-upscaler (landmark-dit's upscaler to 1920x1080) or "
+        "shape-judge (the network that names a place from its shapes, for landmark-dit's card).",
     ),
     work: Path = typer.Option(
         None, help="Data cache, checkpoints and loss logs (var/train/MODEL); reruns resume."
     ),
-    out: Path = typer.Option(None, help="Where the pipeline goes (engine/weights/MODEL)."),
+    out: Path = typer.Option(
+        None,
+        help="Where the model goes (engine/weights/MODEL; the upscaler: "
+        "engine/weights/landmark-dit/upscaler).",
+    ),
     grid: Path = typer.Option(None, help="Sample grid to write (docs/MODEL-grid.png)."),
     base: Path = typer.Option(
-        Path("engine/weights/mini-sd"), help="mini-dit: the mini-sd whose autoencoder it uses."
+        None,
+        help="mini-dit: the mini-sd whose autoencoder it uses (engine/weights/mini-sd); "
+        "landmark-upscaler: the landmark-dit whose pictures its card measures "
+        "(engine/weights/landmark-dit).",
     ),
     seed: int = typer.Option(0),
     threads: int = typer.Option(2, min=1, help="CPU threads (results depend on it)."),
@@ -411,10 +418,11 @@ def train(
     ),
 ) -> None:
     """Train mini-sd (under 2 hours on 2 cores), mini-dit (about 1 hour, on mini-sd's
-    autoencoder), landmark-dit (about 1.5 hours), landmark-upscaler (about 1.5 hours) or the
-    shape judge (about 5 minutes) from the procedural scenes, then write the model card and
-    sample grid (landmark-dit: a contact sheet; the upscaler: a crop at 1:1). Interrupted runs
-    resume from their last checkpoint, except the shape judge's, which starts afresh."""
+    autoencoder), landmark-dit (about 1.5 hours), landmark-upscaler (about 40 minutes, with its
+    card) or the shape judge (about 5 minutes) from the procedural scenes, then write the model
+    card and sample grid (landmark-dit: a contact sheet; the upscaler: a crop at 1:1).
+    Interrupted runs resume from their last checkpoint, except the shape judge's, which starts
+    afresh."""
     import json
 
     from engine.presets import get_preset
@@ -437,7 +445,9 @@ def train(
         if not torch.cuda.is_available():
             raise _fail("--device cuda: this machine has no CUDA GPU that torch can use")
     work = work or Path("var/train") / model
-    out = out or Path("engine/weights") / model
+    # The upscaler is part of landmark-dit's preset: its folder is inside landmark-dit's.
+    default_out = {"landmark-upscaler": Path("engine/weights/landmark-dit/upscaler")}
+    out = out or default_out.get(model, Path("engine/weights") / model)
     command = f"spotforge train --model {model}" + (f" --seed {seed}" if seed else "")
     command += f" --device {device}" if device != "cpu" else ""
     if model == "shape-judge":
@@ -458,11 +468,12 @@ def train(
 
         crop = grid or Path("docs") / f"{model}-crop.png"
         upscaler_plan = UpscalerPlan.for_device(device, seed)
+        base = base or Path("engine/weights/landmark-dit")
         try:
             train_upscaler(upscaler_plan, work, out, threads=threads)
         except ValueError as exc:
             raise _fail(str(exc)) from exc
-        lines = write_upscaler_card(upscaler_plan, work, out, crop, command)
+        lines = write_upscaler_card(upscaler_plan, work, out, base, crop, command, threads)
         typer.echo(json.dumps({"out": str(out), "crop": str(crop), "lines": lines}))
         return
     if model == "landmark-dit":
@@ -482,7 +493,7 @@ def train(
     plan = Plan(seed=seed)
     try:
         if model == "mini-dit":
-            train_dit(plan, work, out, base, threads=threads)
+            train_dit(plan, work, out, base or Path("engine/weights/mini-sd"), threads=threads)
         else:
             train_sd(plan, work, out, threads=threads)
     except ValueError as exc:

@@ -1,13 +1,12 @@
 """Effective detail lines (`engine.detail`) of the backgrounds finals show: every built-in place
 in every light, at several seeds, as `spotforge scene` writes them (1920x1080, before any
 overlay, made by the configured model); with `--procedural`, the landmark scenes the next model
-learns from, drawn natively at 1920x1080, for the same places, lights and seeds; with
-`--upscaler DIR`, model v2's upscaler (engine.training.upscaler) given each landmark scene drawn
-at the base model's 256x144, beside that drawing merely enlarged (bicubic): what the upscaler
-adds to a perfect base picture.
+learns from, drawn natively at 1920x1080, for the same places, lights and seeds. A model
+with a learned upscaler (landmark-dit's) is measured through it, as finals are made; what the
+upscaler adds to a perfect base picture is on its card (`engine.training.upscaler_card`).
 
-    python -m app.detail_bench [--seeds 2] [--places N] [--procedural] \
-        [--upscaler engine/weights/landmark-upscaler [--steps 10]] [--markdown table.md]
+    SPOTFORGE_MODEL=landmark-dit python -m app.detail_bench [--seeds 2] [--places N] \
+        [--procedural] [--markdown table.md]
 
 Prints one JSON line per source: the median and worst lines over every picture, how many carry
 all 1080 (saturated), and each place's worst.
@@ -22,7 +21,6 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-import torch
 from PIL import Image
 
 from app.config import Settings
@@ -59,8 +57,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--procedural", action="store_true")
     parser.add_argument("--places", type=int, help="only the first N places (all by default)")
-    parser.add_argument("--upscaler", type=Path, help="a landmark-upscaler pipeline folder")
-    parser.add_argument("--steps", type=int, default=10, help="the upscaler's sampling steps")
     parser.add_argument("--markdown", type=Path)
     args = parser.parse_args(argv)
     configured = Settings()
@@ -83,34 +79,13 @@ def main(argv: list[str] | None = None) -> None:
         finally:
             ctx.close()
 
-    def landmark(place: str, light: str, seed: int, size: tuple[int, int]) -> Image.Image:
-        return draw(LandmarkParams(place, light, "clear" if seed % 2 else "cloudy", seed), size)
-
     if args.procedural:
 
         def procedural(place: str, light: str, seed: int) -> Image.Image:
-            return landmark(place, light, seed, FINAL_SIZE)
+            weather = "clear" if seed % 2 else "cloudy"
+            return draw(LandmarkParams(place, light, weather, seed), FINAL_SIZE)
 
         rows.append(measure("landmark scenes, drawn at 1080p", procedural, places, args.seeds))
-    if args.upscaler:
-        from diffusers import DiffusionPipeline
-
-        from engine.training.landmarks import TRAIN_SIZE
-        from engine.training.upscaler import upscale
-
-        pipe = DiffusionPipeline.from_pretrained(args.upscaler, torch_dtype=torch.float32)
-
-        def enlarged(place: str, light: str, seed: int) -> Image.Image:
-            base = landmark(place, light, seed, TRAIN_SIZE)
-            return base.resize(FINAL_SIZE, Image.Resampling.BICUBIC)
-
-        def upscaled(place: str, light: str, seed: int) -> Image.Image:
-            return upscale(pipe, landmark(place, light, seed, TRAIN_SIZE), args.steps, seed)
-
-        name = "landmark scenes at 256x144, enlarged (bicubic)"
-        rows.append(measure(name, enlarged, places, args.seeds))
-        name = f"landmark scenes at 256x144, upscaled ({args.upscaler.name}, {args.steps} steps)"
-        rows.append(measure(name, upscaled, places, args.seeds))
     for row in rows:
         print(json.dumps(row))
     if args.markdown:

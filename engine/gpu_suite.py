@@ -9,7 +9,7 @@ norms inside full-size models, eager, in a CUDA graph and under regional torch.c
 (`engine.acceleration.swap_bench`); the recipes and the peers a user would pick on the shipped
 models (`engine.bench`, wall time synchronised); the engine's recipes again with its denoiser
 replayed from CUDA graphs (`engine.acceleration.cuda_graphs`). The training parts, model v2's
-base (`landmark_dit`, with its card) and its x4 upscaler (`train_upscaler`), take the time left
+base (`landmark_dit`, with its card) and its upscaler (`train_upscaler`), take the time left
 and come back packed with their loss logs, whose timings size the next plan even when a run
 is cut short. A training part cut at its cap resumes from its checkpoints when called again
 on the same machine (it stays warm for a while after a call; landmark-dit's GPU plan takes
@@ -119,7 +119,7 @@ def _upscaler(work: Path) -> None:
     from engine.training.train_upscaler import UpscalerPlan, train_upscaler
 
     plan = UpscalerPlan.for_device("cuda")
-    train_upscaler(plan, work / "train", work / "landmark-upscaler", threads=15)
+    train_upscaler(plan, work / "train", work / "upscaler", threads=15)
 
 
 def _landmark_dit(work: Path) -> None:

@@ -27,6 +27,7 @@ from engine.errors import ModelUnavailable
 from engine.offline import BUILDERS
 from engine.presets import PIPELINES, PRESETS, Preset, get_preset
 from engine.requests import Request, Task
+from engine.upscaling import SceneUpscaler, load_upscaler
 
 OFFLINE_REVISION = "offline-1"  # bump when an offline builder changes its weights
 REVISION_FILE = "spotforge-revision.txt"
@@ -50,6 +51,7 @@ class LoadedModel:
     encoder_caches: dict[str, EncoderCache] = field(default_factory=dict)
     cuda_graphs: bool = False  # the denoiser replays CUDA graphs (`use_cuda_graphs`)
     shifted_patches: bool = False  # each call drawn with shifted patches (`engine.patch_shift`)
+    upscaler: SceneUpscaler | None = None  # the preset's learned upscaler, where it has one
 
     def share_encodings(self) -> None:
         """Encode each token sequence once for every request and task of this model."""
@@ -93,11 +95,15 @@ class LoadedModel:
         return self._pipelines[task]
 
     @property
+    def modules(self) -> list[torch.nn.Module]:
+        parts = [m for m in self.base.components.values() if isinstance(m, torch.nn.Module)]
+        return parts + ([self.upscaler] if self.upscaler is not None else [])
+
+    @property
     def nbytes(self) -> int:
         return sum(
             t.numel() * t.element_size()
-            for module in self.base.components.values()
-            if isinstance(module, torch.nn.Module)
+            for module in self.modules
             for t in (*module.parameters(), *module.buffers())
         )
 
@@ -107,6 +113,8 @@ class LoadedModel:
 
             drop_graphs(self.denoiser)
         self.base.to(device)
+        if self.upscaler is not None:
+            self.upscaler.to(device)
         self.device = device
 
 
@@ -182,10 +190,13 @@ def load(
             )  # fmt: skip
         except (OSError, ValueError) as exc:
             raise ModelUnavailable(f"cannot load {preset.id} from {source}: {exc}") from exc
+    upscaler = load_upscaler(source, torch_dtype) if preset.upscale_to and source else None
     placed = torch.device("cpu") if stay_on_cpu else device
-    base.to(placed)
+    model = LoadedModel(preset, revision, base, placed, torch_dtype, shifted_patches=shifted,
+                        upscaler=upscaler)  # fmt: skip
+    model.to(placed)
     base.set_progress_bar_config(disable=True)
-    return LoadedModel(preset, revision, base, placed, torch_dtype, shifted_patches=shifted)
+    return model
 
 
 def _absent_components(source: Path) -> dict[str, None]:

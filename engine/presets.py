@@ -79,6 +79,9 @@ class Preset:
     # A transformer whose pictures show its patch grid, drawn with shifted patches
     # (engine.patch_shift); part of what its results are, so its revision says so.
     shifted_patches: bool = False
+    # The size its learned upscaler (engine.upscaling) draws: a request for exactly that size
+    # is drawn at the preset's own size and upscaled, every other size as asked.
+    upscale_to: tuple[int, int] | None = None
 
     @property
     def offline(self) -> bool:
@@ -231,9 +234,11 @@ PRESETS: dict[str, Preset] = {
             # SD3's image-to-image and inpaint pipelines need a KL autoencoder; this is a DC one.
             skip_tasks=(Task.IMAGE_TO_IMAGE, Task.INPAINT),
             shifted_patches=True,
+            upscale_to=(1920, 1080),  # a final's size: engine/weights/landmark-dit/upscaler
             description="Our own small Stable Diffusion 3 for places: each built-in geography "
             "by its landmarks (Mission Peak above the bay, a Manhattan avenue with yellow cabs, "
-            "...), by day, golden hour or night, in 16:9.",
+            "...), by day, golden hour or night, in 16:9; at 1920x1080 through its own "
+            "learned upscaler.",
         ),
         # Fixed-seed random weights built in-process (tests, benchmarks).
         Preset(

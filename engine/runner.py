@@ -20,11 +20,13 @@ import torch
 from PIL import Image
 
 from engine.acceleration import RECIPES, applied
-from engine.errors import Cancelled, InvalidRequest
+from engine.errors import Cancelled, InvalidRequest, ModelUnavailable
 from engine.loading import LoadedModel, with_defaults
 from engine.patch_shift import shifted_patches
 from engine.presets import Preset
 from engine.requests import ReferenceToVideo, Request
+from engine.upscaling import FOLDER as UPSCALER_FOLDER
+from engine.upscaling import upscale
 from engine.version import ENGINE_VERSION
 
 ENCODERS = ("text_encoder", "text_encoder_2", "text_encoder_3", "image_encoder")
@@ -42,11 +44,18 @@ class Resolved:
     num_frames: int | None
     fps: int | None
     images: dict[str, Image.Image]  # conditioning images, already at the output size
+    # The size the pipeline draws: width x height, or the preset's own size where its learned
+    # upscaler takes the picture on to width x height (`Preset.upscale_to`).
+    drawn_at: tuple[int, int]
     warnings: tuple[str, ...] = ()  # what the caller should know, e.g. words a model ignored
     batch_key: tuple = ()  # requests with equal keys can run in one pipeline call
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "batch_key", self._batch_key())
+
+    @property
+    def upscaled(self) -> bool:
+        return self.drawn_at != (self.width, self.height)
 
     def _batch_key(self) -> tuple:
         scalars = self.request.scalars()
@@ -93,8 +102,12 @@ def resolve(request: Request, preset: Preset, compose: Callable | None = None) -
         raise InvalidRequest(f"unknown recipe {request.recipe!r}; available: {', '.join(RECIPES)}")
     request = with_defaults(request, preset)
     width, height = request.width, request.height
+    # A text-to-image request for the size the preset's upscaler draws is drawn at the preset's
+    # own size, then upscaled; every other request is drawn as asked.
+    upscales = (width, height) == preset.upscale_to and not request.inputs()
+    drawn_at = (preset.width, preset.height) if upscales else (width, height)
     multiple = 16
-    if width % multiple or height % multiple:
+    if drawn_at[0] % multiple or drawn_at[1] % multiple:
         raise InvalidRequest(
             f"width and height must be multiples of {multiple}; got {width}x{height}"
         )
@@ -119,6 +132,7 @@ def resolve(request: Request, preset: Preset, compose: Callable | None = None) -
         num_frames,
         fps,
         images,
+        drawn_at,
     )
 
 
@@ -136,8 +150,8 @@ def run_batch(
         "prompt": [r.request.prompt for r in batch],
         "num_inference_steps": first.steps,
         "guidance_scale": first.guidance,
-        "height": first.height,
-        "width": first.width,
+        "height": first.drawn_at[1],
+        "width": first.drawn_at[0],
         "generator": [torch.Generator("cpu").manual_seed(r.request.seed) for r in batch],
         "output_type": "np" if task.is_video else "pil",
         **dict(model.preset.call_options),
@@ -170,16 +184,20 @@ def run_batch(
         if recipe.tensor_inputs:
             kwargs["callback_on_step_end_tensor_inputs"] = ["latents", *recipe.tensor_inputs]
         output = pipe(**kwargs)
+    drawn = time.perf_counter() - start
+    outputs = _frames(output.frames) if task.is_video else [[im] for im in output.images]
+    if first.upscaled:
+        outputs = [[_upscaled(model, im, first) for im in images] for images in outputs]
     total = time.perf_counter() - start
     timings = {
         "text_encoding": stages["encode"],
         "image_encoding": stages["vae_encode"],
         "decoding": stages["vae_decode"],
-        "denoising": total - stages["encode"] - stages["vae_encode"] - stages["vae_decode"],
+        "denoising": drawn - stages["encode"] - stages["vae_encode"] - stages["vae_decode"],
+        "upscaling": total - drawn,
         "total": total,
     }
     per_item = {k: v / len(batch) for k, v in timings.items()}
-    outputs = _frames(output.frames) if task.is_video else [[im] for im in output.images]
     return [
         Result(
             images,
@@ -191,6 +209,16 @@ def run_batch(
         )
         for r, images in zip(batch, outputs, strict=True)
     ]
+
+
+def _upscaled(model: LoadedModel, image: Image.Image, r: Resolved) -> Image.Image:
+    if model.upscaler is None:
+        raise ModelUnavailable(
+            f"{model.preset.id} draws {r.width}x{r.height} through its upscaler, which is not "
+            f"installed (engine/weights/{model.preset.id}/{UPSCALER_FOLDER}); ask for "
+            f"{r.drawn_at[0]}x{r.drawn_at[1]} or reinstall Spotforge"
+        )
+    return upscale(model.upscaler, image, (r.width, r.height))
 
 
 def _params(model: LoadedModel, r: Resolved) -> dict[str, Any]:

@@ -50,7 +50,15 @@ def background_request(
         prompt=background_prompt(geography, audience),
         seed=background_seed(business_id, geography.name, seed),
         recipe=recipe,
+        **final_size(preset),
     )
+
+
+def final_size(preset: str) -> dict[str, int]:
+    """The size to ask a background of: a final's, where the model has a learned upscaler that
+    draws it (landmark-dit's), so every frame cut from it is crisp; else the model's own."""
+    size = preset_for(preset).upscale_to
+    return {} if size is None else {"width": size[0], "height": size[1]}
 
 
 def background_seed(business_id: int, geography: str, seed: int) -> int:
@@ -64,7 +72,11 @@ def background_seed(business_id: int, geography: str, seed: int) -> int:
 def setting_request(setting: str, *, preset: str, seed: int, recipe: str) -> TextToImage:
     """The background of a spot as briefed, before any personalization: its `setting`."""
     return TextToImage(
-        preset=preset, prompt=f"{setting.strip()}, photograph, no people", seed=seed, recipe=recipe
+        preset=preset,
+        prompt=f"{setting.strip()}, photograph, no people",
+        seed=seed,
+        recipe=recipe,
+        **final_size(preset),
     )
 
 

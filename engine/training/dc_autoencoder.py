@@ -1,6 +1,6 @@
 """The deep-compression autoencoder (DC-AE: Chen et al. 2024, "Deep Compression Autoencoder for
-Efficient High-Resolution Diffusion Models", diffusers' `AutoencoderDC`) in the shape both of
-model v2's stages use: ResBlocks, one a level, no attention. Its down and up blocks add a
+Efficient High-Resolution Diffusion Models", diffusers' `AutoencoderDC`) in the shape
+landmark-dit uses: ResBlocks, one a level, no attention. Its down and up blocks add a
 parameter-free shortcut (pixels folded into channels and averaged, or repeated and unfolded),
 so it starts near a plain space-to-depth code and learns the rest: on these scenes it learned
 several times faster than Stable Diffusion's KL autoencoder (docs/benchmarks.md)."""
@@ -28,7 +28,7 @@ def dc_autoencoder(
         decoder_qkv_multiscales=((),) * levels,
         **config,
     )
-    # The pipelines that take it (x4 upscale, SD3) read their downsampling factor from an
+    # The pipeline that takes it (SD3) reads its downsampling factor from an
     # AutoencoderKL's config key; stored in the config it survives save and load (diffusers
     # logs it as unexpected).
     model.register_to_config(block_out_channels=channels)

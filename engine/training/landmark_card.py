@@ -172,8 +172,8 @@ def write_landmark_card(
         "geographies' landmark scenes, drawn natively in 16:9 at 256x144 (the Stable Diffusion "
         f"3 architecture in miniature: an MMDiT, two CLIP text encoders, no T5, rectified flow; "
         f"its own DC autoencoder at x8 with {LATENT_CHANNELS} latent channels). It runs through "
-        "diffusers' SD3 text-to-image pipeline (`text_encoder_3=None`). A second stage, "
-        "`landmark-upscaler`, is to take its picture to 1920x1080. See "
+        "diffusers' SD3 text-to-image pipeline (`text_encoder_3=None`). Its second stage, an "
+        "upscaler in `upscaler/` (its own card there), takes the picture to 1920x1080. See "
         "`engine/training/landmark_dit.py`.",
         "",
         licence("landmarks.py"),

@@ -1,11 +1,11 @@
 """landmark-dit: model v2's first stage, the landmark scenes drawn natively in 16:9 at 256x144
 by a diffusion transformer trained from scratch on them (`landmarks.py`), so a caption that
 names a place ("mission peak above the bay at golden hour") draws that place. Its picture is
-what `landmark-upscaler` takes to 1920x1080.
+what its upscaler (`engine.upscaling`) takes to 1920x1080.
 
 mini-dit's architecture (an SD3 MMDiT, two small CLIP encoders, no T5, rectified flow) with its
 own autoencoder and vocabulary:
-- The autoencoder is a DC-AE (diffusers' `AutoencoderDC`, as the upscaler's) at x8 with SD3's
+- The autoencoder is a DC-AE (diffusers' `AutoencoderDC`) at x8 with SD3's
   16 latent channels, where mini-sd's is a KL one with 4. mini-sd's gave back landmark scenes at
   24 dB with cabs, windows and palms as blots, and the base picture is all the upscaler is told
   about the place; a KL autoencoder of this size trained here reached 17 dB in the 400 steps a
@@ -63,7 +63,8 @@ SEED_BASE = 1_000_000  # training scenes' seeds: apart from the classifier's and
 @dataclass(frozen=True)
 class LandmarkPlan:
     """Everything that determines landmark-dit's weights. Autoencoder and transformer take
-    about 2 h 15 min of the 3 hours model v2 has on 2 cores; the upscaler has the rest."""
+    about 70 minutes on 2 cores, the upscaler (`train_upscaler`) about 40 with its card: model
+    v2 rebuilds in under 2 of its 3 hours."""
 
     seed: int = 0
     images: int = 20 * len(SIGNATURES) * len(TIMES) * len(WEATHER)  # 20 of each combination

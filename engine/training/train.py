@@ -46,10 +46,11 @@ from engine.training import model as arch
 from engine.training.scenes import ARCHETYPES, TIMES, WEATHER, SceneParams, draw
 
 # The order gives each stage its random stream (`_step_seed`), so a stage added later goes last
-# and leaves the others' draws untouched; `train` runs them in their data-flow order.
+# and leaves the others' draws untouched (a retired one is renamed, not removed); `train` runs
+# them in their data-flow order.
 STAGES = (
-    "vae", "vae-whole", "unet", "decoder", "unet-tune", "dit", "sr-vae", "sr-unet", "dit-tune",
-    "sr-decoder",
+    "vae", "vae-whole", "unet", "decoder", "unet-tune", "dit", "sr-net", "sr-adversarial",
+    "dit-tune",
 )  # fmt: skip
 RUN_ORDER = ("vae", "vae-whole", "unet", "unet-tune", "decoder")
 CAPTION_FORMS = ("full", "no-weather", "no-time", "archetype", "empty")

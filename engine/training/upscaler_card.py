@@ -1,26 +1,26 @@
-"""What landmark-upscaler is shown by: the detail it adds to base-size landmark pictures at
-1080p (`engine.detail`'s effective lines, against the same pictures merely enlarged), a crop
-at 1:1 a person looks at, and its model card."""
+"""What landmark-dit's upscaler is shown by: the detail it gives at 1080p (`engine.detail`'s
+effective lines) to landmark-dit's own pictures, as finals show them, and to base-size drawings,
+whose 1080p drawing says how faithful it is; a crop at 1:1 a person looks at; its model card."""
 
 from __future__ import annotations
 
 import statistics
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import torch
-from diffusers import DiffusionPipeline
 from PIL import Image, ImageDraw, ImageFont
 
 from engine.bench import psnr
 from engine.detail import effective_lines
-from engine.training import upscaler as sr
+from engine.training import landmark_card
 from engine.training.card import licence, model_section, training_section
 from engine.training.landmarks import SIGNATURES, TRAIN_SIZE, LandmarkParams, draw
 from engine.training.scenes import TIMES, WEATHER
-from engine.training.train_upscaler import UpscalerPlan
+from engine.training.train_upscaler import CROP, HIGH, UpscalerPlan
+from engine.upscaling import SceneUpscaler, upscale
 
-STEPS = 10  # the upscaler's sampling steps in the evaluation (and the preset's default)
 EVAL_SEED = 70_000_000  # far from the training scenes' seeds
+GENERATED_SEEDS = (0, 1)  # landmark-dit's pictures measured: every place x light x these seeds
 
 
 def evaluation_params() -> list[LandmarkParams]:
@@ -31,32 +31,64 @@ def evaluation_params() -> list[LandmarkParams]:
     ]
 
 
-def measure(pipe, params: list[LandmarkParams], steps: int = STEPS) -> dict[str, list[float]]:
+def _lines(images: list[Image.Image], workers: int) -> list[int]:
+    with ProcessPoolExecutor(workers) as pool:
+        return list(pool.map(effective_lines, images))
+
+
+def measure(model: SceneUpscaler, params: list[LandmarkParams], workers: int = 1):
     """Effective lines at 1080p of each base-size drawing enlarged (bicubic) and upscaled, and
     each one's PSNR against the same scene drawn at 1080p: lines that are not the scene's
     (grain, blotches, invented edges) count as detail, but lower that PSNR."""
-    found: dict[str, list[float]] = {
-        f"{kind}_{what}": [] for kind in ("enlarged", "upscaled") for what in ("lines", "psnr")
-    }
+    shown: dict[str, list[Image.Image]] = {"enlarged": [], "upscaled": []}
+    truths = []
     for p in params:
-        base, truth = draw(p, TRAIN_SIZE), draw(p, sr.HIGH)
-        shown = {
-            "enlarged": base.resize(sr.HIGH, Image.Resampling.BICUBIC),
-            "upscaled": sr.upscale(pipe, base, steps, p.seed),
-        }
-        for kind, image in shown.items():
-            found[f"{kind}_lines"].append(effective_lines(image))
-            found[f"{kind}_psnr"].append(psnr([image], [truth]))
+        base = draw(p, TRAIN_SIZE)
+        shown["enlarged"].append(base.resize(HIGH, Image.Resampling.BICUBIC))
+        shown["upscaled"].append(upscale(model, base, HIGH))
+        truths.append(draw(p, HIGH))
+    found = {}
+    for kind, images in shown.items():
+        found[f"{kind}_lines"] = _lines(images, workers)
+        found[f"{kind}_psnr"] = [psnr([im], [t]) for im, t in zip(images, truths, strict=True)]
     return found
 
 
-def crop_sheet(pipe, params: LandmarkParams, box=(480, 270, 1440, 810)) -> Image.Image:
-    """The middle of one picture at 1:1: enlarged, upscaled, and drawn natively at 1080p."""
-    base = draw(params, TRAIN_SIZE)
+def generated_pictures(pipe, seeds=GENERATED_SEEDS) -> list[tuple[LandmarkParams, Image.Image]]:
+    """landmark-dit's 256x144 picture of every place in every light at `seeds` (clear and
+    cloudy in turn), drawn as the product draws them."""
+    asked = [
+        LandmarkParams(g, t, WEATHER[seed % 2], seed) for g in SIGNATURES for t in TIMES
+        for seed in seeds
+    ]  # fmt: skip
+    pictures = []
+    for p in asked:
+        pictures += landmark_card.draw(pipe, [p.caption], [p.seed])
+    return list(zip(asked, pictures, strict=True))
+
+
+def measure_generated(model: SceneUpscaler, generated, workers: int = 1) -> dict[str, list[int]]:
+    """Effective lines at 1080p of landmark-dit's pictures enlarged and upscaled: the detail a
+    final carries."""
+    bases = [image for _, image in generated]
+    return {
+        "enlarged": _lines([b.resize(HIGH, Image.Resampling.BICUBIC) for b in bases], workers),
+        "upscaled": _lines([upscale(model, b, HIGH) for b in bases], workers),
+    }
+
+
+def crop_sheet(model: SceneUpscaler, drawn: LandmarkParams, generated: Image.Image, box):
+    """The middle of pictures at 1:1: a drawing enlarged, upscaled and drawn natively at 1080p,
+    then one of landmark-dit's own pictures enlarged and upscaled (what a final shows)."""
+    base = draw(drawn, TRAIN_SIZE)
     shown = {
-        "256x144 enlarged (bicubic)": base.resize(sr.HIGH, Image.Resampling.BICUBIC),
-        "upscaled by landmark-upscaler": sr.upscale(pipe, base, STEPS, params.seed),
-        "drawn at 1080p (what it learns from)": draw(params, sr.HIGH),
+        "256x144 drawing, enlarged (bicubic)": base.resize(HIGH, Image.Resampling.BICUBIC),
+        "256x144 drawing, upscaled": upscale(model, base, HIGH),
+        "drawn at 1080p (what it learns from)": draw(drawn, HIGH),
+        "landmark-dit's picture, enlarged (bicubic)": generated.resize(
+            HIGH, Image.Resampling.BICUBIC
+        ),
+        "landmark-dit's picture, upscaled (what a final shows)": upscale(model, generated, HIGH),
     }
     width, height = box[2] - box[0], box[3] - box[1]
     sheet = Image.new("RGB", (width, len(shown) * (height + 28)), "white")
@@ -68,34 +100,50 @@ def crop_sheet(pipe, params: LandmarkParams, box=(480, 270, 1440, 810)) -> Image
     return sheet
 
 
+def _summary(values: list[float]) -> str:
+    return f"{statistics.median(values):g} | {min(values)}"
+
+
 def write_upscaler_card(
-    plan: UpscalerPlan, work: Path, out: Path, crop_path: Path, command: str
+    plan: UpscalerPlan,
+    work: Path,
+    out: Path,
+    base: Path,
+    crop_path: Path,
+    command: str,
+    workers: int = 1,
 ) -> dict[str, float]:
-    """Measure the pipeline in `out`, write its 1:1 crop and its card `out/README.md`."""
-    # Measured where it trained (a GPU draws the 27 pictures in seconds, 2 cores in minutes).
-    pipe = DiffusionPipeline.from_pretrained(out, torch_dtype=torch.float32).to(plan.device)
-    found = measure(pipe, evaluation_params())
+    """Measure the upscaler in `out` on the pictures of the landmark-dit in `base` and on
+    drawings, write its 1:1 crop and its card `out/README.md`."""
+    model = SceneUpscaler.from_pretrained(out).eval()
+    pipe = landmark_card.load(base)
+    pipe.set_progress_bar_config(disable=True)
+    drawings = measure(model, evaluation_params(), workers)
+    generated = generated_pictures(pipe)
+    lines = measure_generated(model, generated, workers)
+    manhattan = next(im for p, im in generated if p.geography == "Manhattan" and p.time == "night")
+    box = (480, 270, 1440, 810)
     crop_path.parent.mkdir(parents=True, exist_ok=True)
-    crop_sheet(pipe, LandmarkParams("Manhattan", "night", "clear", EVAL_SEED)).save(crop_path)
+    crop_sheet(model, LandmarkParams("Manhattan", "night", "clear", EVAL_SEED), manhattan,
+               box).save(crop_path)  # fmt: skip
     summary = {
-        f"{kind}_{stat}": fn(found[f"{kind}_lines"])
-        for kind in ("enlarged", "upscaled")
-        for stat, fn in (("median", statistics.median), ("worst", min))
+        "generated_upscaled_median": statistics.median(lines["upscaled"]),
+        "generated_upscaled_worst": min(lines["upscaled"]),
+        "generated_enlarged_median": statistics.median(lines["enlarged"]),
+        "drawn_upscaled_median": statistics.median(drawings["upscaled_lines"]),
+        "drawn_upscaled_psnr": round(statistics.mean(drawings["upscaled_psnr"]), 2),
+        "drawn_enlarged_psnr": round(statistics.mean(drawings["enlarged_psnr"]), 2),
     }
-    for kind in ("enlarged", "upscaled"):
-        summary[f"{kind}_psnr"] = round(statistics.mean(found[f"{kind}_psnr"]), 2)
-    params = {name: sum(p.numel() for p in getattr(pipe, name).parameters()) for name in
-              ("vae", "unet", "text_encoder")}  # fmt: skip
+    count = len(generated)
     card = [
-        "# landmark-upscaler",
+        "# landmark-dit's upscaler",
         "",
-        "Model v2's second stage: a x4 latent diffusion upscaler in the shape of Stable "
-        "Diffusion's x4 upscaler (diffusers' `StableDiffusionUpscalePipeline`: a UNet over "
-        "latents beside the enlarged picture, the noise added to that picture as a class label, "
-        "v-prediction, an autoencoder at x4: here a DC-AE, diffusers' `AutoencoderDC`; "
-        "`engine.training.upscaler.upscale` decodes its latents, which the pipeline's own "
-        "decoding step cannot), trained to turn a 256x144 landmark scene "
-        "(enlarged to 480x270) into the 1920x1080 one. See `engine/training/upscaler.py`.",
+        "Model v2's second stage: a feed-forward super-resolution network "
+        "(`engine.upscaling.SceneUpscaler`, a diffusers `ModelMixin`: residual blocks at a "
+        "quarter of the output's size, then nearest-neighbour enlargement and a convolution "
+        "twice, added to the input enlarged) that takes landmark-dit's 256x144 picture, "
+        "enlarged to 480x270, to 1920x1080. The engine runs it on a landmark-dit request for "
+        "1920x1080 (`Preset.upscale_to`), as backgrounds are asked for.",
         "",
         licence("landmarks.py"),
         "",
@@ -103,30 +151,40 @@ def write_upscaler_card(
         "",
         f"{plan.scenes} landmark scenes (every geography x light x weather in turn), each drawn "
         f"at 1920x1080 and at 256x144; {plan.crops_per_scene} aligned crops of each "
-        f"({sr.CROP}x{sr.CROP} of the 1080p picture, {sr.CROP // 4}x{sr.CROP // 4} of the "
-        "enlarged one).",
+        f"({CROP}x{CROP} of the 1080p picture, {CROP // 4}x{CROP // 4} of the enlarged one), "
+        f"the enlarged crop blurred (sigma up to {plan.blur} px) and noised (up to "
+        f"{plan.noise}) by a random amount each time it is seen.",
         "",
-        *model_section(params),
-        "The UNet has no attention and reads no prompt; the pipeline class encodes one, so a "
-        "minimal text encoder stands in. Weights stored in float16 safetensors. Trained on "
+        *model_section({"upscaler": sum(p.numel() for p in model.parameters())}),
+        "Weights stored in float32 safetensors. Trained on "
         + ("a 2-core CPU machine (no GPU)." if plan.device == "cpu" else f"a GPU ({plan.device})."),
         "",
-        *training_section(command, plan, work, ("sr-vae", "sr-unet", "sr-decoder")),
-        "The `sr-decoder` row is the decoder's reconstruction loss, its adversarial term and "
-        "the critic's hinge loss added together (`engine/training/adversarial.py`).",
+        *training_section(command, plan, work, ("sr-net", "sr-adversarial")),
+        "The `sr-adversarial` row is the reconstruction loss (L1 and edges), the adversarial "
+        "term and the critic's hinge loss added together (`engine/training/adversarial.py`).",
         "",
         "## Evaluation",
         "",
-        f"Effective detail lines at 1920x1080 (`engine/detail.py`) of one held-out scene per "
-        f"geography ({len(found['upscaled_lines'])}, lights and weathers in turn), drawn at "
-        f"256x144 and then enlarged (bicubic) or upscaled ({STEPS} steps), and the mean PSNR of "
-        "each against the same scene drawn at 1080p (detail that is not the scene's lowers it):",
+        "Effective detail lines at 1920x1080 (`engine/detail.py`: the fewest lines a picture "
+        "can be shrunk to and enlarged back from at 38 dB, after a 5x5 median filter). "
+        f"landmark-dit's own pictures ({count}: every geography x light, seeds "
+        f"{', '.join(map(str, GENERATED_SEEDS))}, clear and cloudy in turn), as a final shows "
+        "them:",
+        "",
+        "| picture | median lines | worst |",
+        "|---|---|---|",
+        f"| landmark-dit's, enlarged (bicubic) | {_summary(lines['enlarged'])} |",
+        f"| landmark-dit's, upscaled | {_summary(lines['upscaled'])} |",
+        "",
+        f"And {len(drawings['upscaled_lines'])} held-out scenes (one per geography, lights and "
+        "weathers in turn) drawn at 256x144, enlarged or upscaled, with their mean PSNR against "
+        "the same scene drawn at 1080p (detail that is not the scene's lowers it):",
         "",
         "| picture | median lines | worst | PSNR against the 1080p drawing |",
         "|---|---|---|---|",
         *(
-            f"| {kind} | {summary[kind + '_median']:g} | {summary[kind + '_worst']} "
-            f"| {summary[kind + '_psnr']} dB |"
+            f"| {kind} | {_summary(drawings[kind + '_lines'])} "
+            f"| {statistics.mean(drawings[kind + '_psnr']):.2f} dB |"
             for kind in ("enlarged", "upscaled")
         ),
         "",

@@ -33,7 +33,7 @@ def test_pack_leaves_data_and_checkpoints_behind_in_pieces_that_travel(tmp_path,
     monkeypatch.setattr(gpu_suite, "PIECE", 4096)
     work = tmp_path / "work"
     (work / "train").mkdir(parents=True)
-    for name in ("train/data.pt", "train/sr-vae.ckpt", "train/sr-vae-loss.csv", "plan.json"):
+    for name in ("train/data.pt", "train/sr-net.ckpt", "train/sr-net-loss.csv", "plan.json"):
         (work / name).write_text("x")
     (work / "weights.safetensors").write_bytes(bytes(range(256)) * 40)  # 10 KiB
     gpu_suite._pack(work, tmp_path / "up.tar")
@@ -44,6 +44,6 @@ def test_pack_leaves_data_and_checkpoints_behind_in_pieces_that_travel(tmp_path,
     assert all(p.stat().st_size <= 4096 for p in pieces) and not (tmp_path / "up.tar").exists()
     whole = io.BytesIO(b"".join(p.read_bytes() for p in pieces))
     with tarfile.open(fileobj=whole) as packed:
-        assert packed.getnames() == ["plan.json", "train/sr-vae-loss.csv", "weights.safetensors"]
+        assert packed.getnames() == ["plan.json", "train/sr-net-loss.csv", "weights.safetensors"]
         weights = packed.extractfile("weights.safetensors").read()
     assert weights == bytes(range(256)) * 40

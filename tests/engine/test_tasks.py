@@ -20,7 +20,15 @@ from engine.reference import first_frame
 from engine.runner import image_sha256
 from tests.engine.conftest import centre_mask
 
-STAGES = {"text_encoding", "image_encoding", "denoising", "decoding", "total", "batch_size"}
+STAGES = {
+    "text_encoding",
+    "image_encoding",
+    "denoising",
+    "decoding",
+    "upscaling",
+    "total",
+    "batch_size",
+}
 
 
 def requests(photo):
