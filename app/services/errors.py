@@ -15,6 +15,11 @@ class UserError(Exception):
     """Something the user asked for that cannot be done as asked; the message says why."""
 
 
+class UploadRefused(UserError):
+    """An uploaded file that cannot be taken as what it was given for (corrupt, too large, of
+    the wrong kind): the form's other answers may be fine, but this file must be replaced."""
+
+
 class TryLater(UserError):
     """Refused for now; the same request after `retry_after_s` seconds may succeed."""
 

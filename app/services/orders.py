@@ -125,6 +125,13 @@ def check_choice(shapes, destinations) -> tuple[tuple[str, ...], tuple[str, ...]
                 f"{SPECS[name].name} takes a {needs} master, and this order has none: "
                 f"add the {needs} shape, or leave {name} out."
             )
+    for shape in shapes:  # a master no destination takes would be sold unchecked
+        if not any(applies(name, shape) for name in destinations):
+            takers = [n for n in DESTINATIONS if applies(n, shape)]
+            raise UserError(
+                f"No destination chosen takes a {shape} master: add "
+                f"{' or '.join(LABELS[n] for n in takers)}, or leave {shape} out."
+            )
     return shapes, destinations
 
 
@@ -207,6 +214,14 @@ def status(ctx: AppContext, business_id: int, order_id: int) -> OrderView:
         for shape in view.shapes
     )
     return replace(view, deliveries=deliveries)
+
+
+def newest_for_spot(ctx: AppContext, business_id: int, spot_id: int) -> OrderView | None:
+    """The business's newest order of the spot's variants, as it stands: what the page shows
+    again when the owner comes back to the spot."""
+    with ctx.tenant(business_id) as tenant:
+        order_id = tenant.orders.newest_for_spot(spot_id)
+    return None if order_id is None else status(ctx, business_id, order_id)
 
 
 def settle(ctx: AppContext, business_id: int, variant_id: int) -> None:

@@ -27,10 +27,11 @@ def left_out_note(engine: Engine, preset: str, setting: str) -> str:
     if not lost:
         return ""
     words = ", ".join(f"'{w}'" for w in lost)
-    name = model_name(preset)
+    model = f"The picture model ({model_name(preset)})"
     if not kept:
-        return f"{name} knows none of these words ({words}); try one of the suggestions."
-    return f"{name} does not know {words}; they are left out of the picture."
+        return f"{model} knows none of these words ({words}); try one of the suggestions."
+    them = "it" if len(lost) == 1 else "them"
+    return f"{model} does not know {words}; it draws the picture without {them}."
 
 
 def suggestions(engine: Engine, preset: str) -> list[str]:

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from app.services import brand_kits, pictures
 from app.services.backgrounds import background, setting_request, stored_request
-from app.services.errors import UserError
+from app.services.errors import USER_ERRORS, UploadRefused, UserError
 from app.services.pictures import Backdrop
 from app.services.text_rules import FIELDS, clean, clean_all
 from engine import ENGINE_VERSION, preset_for, with_defaults
@@ -164,12 +164,15 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
     uploads = [(p, "product photo") for p in form.product_photos] + [
         (path, role) for role in FILES if (path := getattr(form, role)) is not None
     ]
-    for path, role in uploads:
-        _check_upload(ctx, path, role)
-    if form.music_file is not None:
-        audio.decode(form.music_file, template.duration)  # one that cannot be played is refused
-    if form.background_file is not None:
-        pictures.check_upload(ctx, form.background_file)
+    try:
+        for path, role in uploads:
+            _check_upload(ctx, path, role)
+        if form.music_file is not None:
+            audio.decode(form.music_file, template.duration)  # one that cannot be played
+        if form.background_file is not None:
+            pictures.check_upload(ctx, form.background_file)
+    except USER_ERRORS as exc:
+        raise UploadRefused(str(exc)) from exc
     # Every line laid out as the final lays it out, in the brand's own fonts and beside its
     # logo: a LayoutError names the line that would not fit on screen.
     files = {role: path for role in BRAND_FILES if (path := getattr(form, role)) is not None}
@@ -178,7 +181,9 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
     try:
         check_layout(build_storyboard(template, branded))
     except OSError:
-        raise UserError("A font you uploaded cannot be read; upload another TTF or OTF.") from None
+        raise UploadRefused(
+            "A font you uploaded cannot be read; upload another TTF or OTF."
+        ) from None
     with ctx.tenant(business_id) as tenant:
         photos = [tenant.assets.add(p, p.name).id for p in form.product_photos]
         brand = uploads[len(photos) :]

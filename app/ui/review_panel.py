@@ -119,15 +119,30 @@ def flags(result: SpotReview, *, heading: bool = True) -> str:
     if heading:
         took = f"checked in {result.seconds:.0f} s"
         if not failed:
-            return f"All {len(result.variants)} variants pass every check ({took})."
-        lines.append(f"**{len(failed)} of {len(result.variants)} variants need a look** "
-                     f"({took}):")  # fmt: skip
+            return f"All {_counted(result)} pass every check ({took})."
+        lines.append(f"**{len(failed)} of {_counted(result)} need a look** ({took}):")
     for v in failed:
         where = "The spot as briefed" if v.geography == "as briefed" else v.geography
         problems = "; ".join(f"{NAMES[n]}: {v.checks[n].why}" for n in v.failed)
         kept = " (approved: left as it is)" if v.status == "approved" else ""
         lines.append(f"- {md(where)} · {md(v.audience)}{kept}: {md(problems)}")
     return "\n".join(lines)
+
+
+def _counted(result: SpotReview) -> str:
+    """The versions reviewed in words: the gallery shows the personalised variants only, so
+    the spot as briefed, reviewed with them, is named apart."""
+
+    def variants(n: int) -> str:
+        return f"{n} variant{'' if n == 1 else 's'}"
+
+    total = len(result.variants)
+    personalised = sum(v.geography != "as briefed" for v in result.variants)
+    if personalised == total:
+        return variants(total)
+    if not personalised:
+        return "1 version (the spot as briefed)"
+    return f"{total} versions (the spot as briefed and {variants(personalised)})"
 
 
 def _fixable(result: SpotReview) -> list[int]:

@@ -43,6 +43,7 @@ from app.services import (
     user_errors,
     variants,
 )
+from app.services.errors import UploadRefused
 from app.services.matrix import plan_matrix
 from app.services.text_rules import limit
 from app.ui.session import token_of
@@ -280,8 +281,12 @@ class Studio:
                 music=music or "",
                 background=_backdrop(background, focus),
             )
-        finally:  # stored or refused, the uploads are not needed again
+        except UploadRefused:  # a file to replace: none is kept
             self.ctx.responses.discard_uploads(who, uploads)
+            raise
+        # Stored, the uploads are not needed again. A brief refused for its words keeps them
+        # for the corrected brief (the page still shows them); the sweep removes any never sent.
+        self.ctx.responses.discard_uploads(who, uploads)
         gr.Info("Your spot is made. Check its storyboard, then render a preview.")
         gallery, table = self._storyboard(who, spot.id)
         return spot.id, gallery, table
@@ -349,6 +354,10 @@ class Studio:
         numbers = [int(w) - 1 for w in words]
         spots.reorder_scenes(self.ctx, self.engine, who.business_id, spot_id, numbers)
         return self._storyboard(who, spot_id)
+
+    def pick_scene(self, evt: gr.SelectData) -> int:
+        """A scene clicked on the storyboard is the one its buttons then act on."""
+        return evt.index + 1
 
     @friendly
     def regenerate_scene(
@@ -1018,9 +1027,12 @@ class Studio:
         return self._open(who, spot_id)
 
     def _open(self, who: accounts.Account, spot_id: int) -> tuple:
+        """The spot on every step, its newest order (with its files) on the buy step."""
         gallery, table = self._storyboard(who, spot_id)
         view = spots.spot_view(self.ctx, who.business_id, spot_id)
-        return spot_id, gallery, table, f"Working on {md(view.campaign_name)}."
+        order = orders.newest_for_spot(self.ctx, who.business_id, spot_id)
+        bought = (None, "", None, "") if order is None else (order.id, *self._delivered(who, order))
+        return spot_id, gallery, table, f"Working on {md(view.campaign_name)}.", *bought
 
     @friendly
     def resume(self, request: gr.Request) -> tuple:
@@ -1030,7 +1042,7 @@ class Studio:
         who = self.who(request)
         spot_id = businesses.last_spot(self.ctx, who.business_id)
         if spot_id is None:
-            return (gr.update(),) * 7
+            return (gr.update(),) * 11
         return *self._open(who, spot_id), *self.variant_choices(spot_id, request)
 
     @friendly
@@ -1202,8 +1214,10 @@ def _job_status(p: jobs.Progress, elapsed: float, typical: float, what: str) -> 
     if p.state == "queued":
         ahead = "next in line" if p.position == 0 else f"{p.position} jobs ahead of it"
         return f"Your {what} is waiting: {ahead}."
-    left = max(typical - elapsed, 0)
-    return f"Rendering your {what}: {_duration(elapsed)} so far, about {_duration(left)} left."
+    so_far = f"Rendering your {what}: {_duration(elapsed)} so far"
+    if elapsed >= typical:  # past the estimate: say so rather than "about 1 s left" for long
+        return f"{so_far}, longer than the usual {_duration(typical)}."
+    return f"{so_far}, about {_duration(typical - elapsed)} left."
 
 
 def _run_summary(report: bulk.RunReport) -> str:

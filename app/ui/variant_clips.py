@@ -125,7 +125,9 @@ class VariantClips:
             elapsed = _elapsed(follow)
             if elapsed > WATCH_S:
                 raise gr.Error("Still rendering after an hour: come back later.")
-            line = _job_status(waiting[0], elapsed, follow["typical"], "next clip")
+            # The clips render one after another: the next is due after those done and its own.
+            due = follow["typical"] * (total - len(waiting) + 1)
+            line = _job_status(waiting[0], elapsed, due, "next clip")
             return f"{head}. {line}", made, follow
         if failed:
             head += f"; {len(failed)} could not be made: {failed[0]}"

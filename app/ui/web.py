@@ -210,7 +210,9 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                         label="Scene order", placeholder="e.g. 1, 3, 2, 4", elem_id="order"
                     )
                     reorder = gr.Button("Apply order", interactive=False)
-                    redraw_scene = gr.Number(label="Scene", value=None, precision=0)
+                    redraw_scene = gr.Number(
+                        label="Scene (or click it above)", value=1, minimum=1, precision=0
+                    )
                     redraw = gr.Button("New background for this scene", interactive=False)
                 with gr.Row(equal_height=True):
                     scene_picture = gr.Dropdown(
@@ -493,6 +495,7 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             outputs=[board, scenes],
             api_name="reorder_scenes",
         )
+        board.select(s.pick_scene, outputs=redraw_scene, api_name=False)
         redraw.click(
             s.regenerate_scene,
             inputs=[spot, redraw_scene],
@@ -622,6 +625,10 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
         variants_follow.change(
             working, inputs=variants_follow, outputs=[make, stop_variants], **TICK
         )
+        # A spot opened (a returning owner, a campaign from the Library) shows its variants.
+        spot.change(
+            s.variant_gallery, inputs=[spot, only_place, only_people], outputs=gallery, **TICK
+        )
         for narrow, name in ((only_place, "variant_gallery"), (only_people, False)):
             narrow.change(
                 s.variant_gallery,
@@ -740,10 +747,11 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
 
         refresh.click(s.campaigns, outputs=[table, which], api_name="campaigns")
         page.load(s.campaigns, outputs=[table, which], api_name=False)
+        opened = [spot, board, scenes, library_note, order, order_text, delivered, downloads]
         open_it.click(
             s.open_campaign,
             inputs=which,
-            outputs=[spot, board, scenes, library_note],
+            outputs=opened,
             api_name=False,
         ).then(
             s.variant_choices,
@@ -753,7 +761,7 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
         )
         page.load(
             s.resume,
-            outputs=[spot, board, scenes, library_note, *choices],
+            outputs=[*opened, *choices],
             api_name=False,
         )
         which.change(s.lineage, inputs=which, outputs=tree, api_name=False)

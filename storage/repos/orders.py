@@ -84,6 +84,19 @@ class Orders:
         )
         return list(self._scope.session.scalars(query))
 
+    def newest_for_spot(self, spot_id: int) -> int | None:
+        """The id of this business's newest order with a variant of the spot (None: none)."""
+        query = (
+            self._scope.select(Order)
+            .join(order_variants, order_variants.c.order_id == Order.id)
+            .join(Variant, Variant.id == order_variants.c.variant_id)
+            .where(Variant.spot_id == spot_id)
+            .with_only_columns(Order.id)
+            .order_by(Order.id.desc())
+            .limit(1)
+        )
+        return self._scope.session.scalar(query)
+
     def quote(self, order_id: int, amount_cents: int, currency: str = "USD") -> Order:
         if amount_cents < 0:
             raise InvalidValue("a quote cannot be negative")

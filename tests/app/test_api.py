@@ -105,8 +105,8 @@ def test_the_whole_flow_through_the_api(app_server, photo, tmp_path):
         assert "Harbor Coffee" in api.predict(api_name="/whoami")
         # The words of a setting the model leaves out, said before the spot is made.
         note = api.predict("Mission Peak in Fremont at sunset", api_name="/setting_words")
-        assert note == ("mini-sd does not know 'mission', 'peak', 'in', 'fremont', 'sunset'; "
-                        "they are left out of the picture.")  # fmt: skip
+        assert note == ("The picture model (mini-sd) does not know 'mission', 'peak', 'in', "
+                        "'fremont', 'sunset'; it draws the picture without them.")  # fmt: skip
         assert api.predict("street with buildings at night", api_name="/setting_words") == ""
         spot = create_spot(api, photo, "Espresso week")
         candidates, _ = api.predict(spot, 0, api_name="/background_candidates")

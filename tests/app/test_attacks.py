@@ -315,6 +315,11 @@ def test_typed_text_comes_back_as_text(attack):
 def test_refused_uploads_leave_nothing(attack):
     url, data_dir = attack["url"], attack["data_dir"]
     b = client(url, attack["b_token"])
+
+    def kept() -> set[Path]:  # uploads on disk (a brief refused for its words keeps its own)
+        return {p for p in (data_dir / "web").iterdir() if p.name != "responses"}
+
+    before = kept()
     notes = data_dir.parent / "notes.png"
     notes.write_text("<html><script>alert(1)</script></html>")
     message = refused(
@@ -349,10 +354,9 @@ def test_refused_uploads_leave_nothing(attack):
     assert code == 400 and b"addresses are not fetched" in answer
     rows, _ = b.predict(api_name="/campaigns")
     assert (rows["data"] if isinstance(rows, dict) else rows) == []
-    # Taken or refused, an upload is not kept. (Gradio's File leaves an empty placeholder per
-    # file it hands a handler; the sweep removes those with abandoned uploads, test_files.py.)
-    kept = [p for p in (data_dir / "web").iterdir() if p.name != "responses"]
-    assert [p for p in kept if p.is_dir() or p.stat().st_size] == []
+    # A refused file is not kept. (Gradio's File leaves an empty placeholder per file it
+    # hands a handler; the sweep removes those with abandoned uploads, test_files.py.)
+    assert [p for p in kept() - before if p.is_dir() or p.stat().st_size] == []
 
 
 def raw_predict(url: str, token: str, api_name: str, data: list) -> str:

@@ -93,6 +93,8 @@ def test_an_order_is_bought_only_for_destinations_its_shapes_serve(ctx, business
     for shapes, destinations, said in (
         (("16:9",), ("social-vertical",), "takes a 9:16 master, and this order has none"),
         (("1:1",), ("broadcast",), "takes a 16:9 master"),
+        # A master no chosen destination takes would be sold with nothing to check it against.
+        (("16:9", "9:16"), ("broadcast",), "No destination chosen takes a 9:16 master: add so"),
         (("4:3",), ("broadcast",), "There is no shape '4:3'"),
         (("16:9",), ("youtube",), "There is no destination 'youtube'"),
         (("16:9",), ("preview",), "There is no destination 'preview'"),
@@ -103,10 +105,9 @@ def test_an_order_is_bought_only_for_destinations_its_shapes_serve(ctx, business
             orders.quote(ctx, business, variant_ids, shapes=shapes, destinations=destinations)
     with ctx.tenant(business) as tenant:
         assert tenant.orders.list() == []  # nothing was made of a refused quote
-    order = orders.quote(
-        ctx, business, variant_ids, shapes=SHAPES, destinations=("social-square", "broadcast")
-    )
-    assert order.shapes == SHAPES and order.destinations == ("social-square", "broadcast")
+    chosen = ("social-square", "broadcast", "social-vertical")
+    order = orders.quote(ctx, business, variant_ids, shapes=SHAPES, destinations=chosen)
+    assert order.shapes == SHAPES and order.destinations == chosen
     assert order.quote_cents == 4900 + 2 * orders.EXTRA_SHAPE_CENTS  # one spot, two more shapes
     assert orders.price_cents({1: (15, 2)}, shapes=3) == 4900 + 900 + 2 * 2 * 1500
 

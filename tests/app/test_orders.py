@@ -27,6 +27,7 @@ def engine(tmp_path_factory):
 
 
 SHAPES3 = ("16:9", "9:16", "1:1")
+EVERY_SCREEN = ("broadcast", "social-vertical", "social-square")  # one for each shape
 
 
 def test_price_by_length_and_variants():
@@ -69,6 +70,9 @@ def test_a_run_stops_and_resumes_and_its_variants_are_quoted_and_approved(
         assert {tenant.variants.get(v.id).status for v in made} == {VariantStatus.APPROVED}
     with pytest.raises(Exception, match="not found"):
         orders.status(ctx, business_ids[1], order.id)  # another business's order
+    # Coming back to the spot finds the order; another business finds none of its orders.
+    assert orders.newest_for_spot(ctx, business, spot).id == order.id
+    assert orders.newest_for_spot(ctx, business_ids[1], spot) is None
 
 
 def test_a_variant_whose_workers_keep_dying_is_failed_and_the_run_ends(ctx, business_ids, engine):
@@ -125,10 +129,14 @@ def test_an_order_is_queued_whole_or_refused_whole(ctx, business_ids):
     ctx.settings.max_waiting_renders = 2
     business = business_ids[0]
     queue = JobQueue(ctx.db)
-    big = orders.quote(ctx, business, _ready_variants(ctx, business, 2), shapes=SHAPES3)
+    big = orders.quote(
+        ctx, business, _ready_variants(ctx, business, 2), shapes=SHAPES3, destinations=EVERY_SCREEN
+    )
     approved = orders.approve(ctx, business, big.id)  # 6 masters, 0 waiting: all queued
     assert approved.status == "rendering" and queue.queued(renders.KIND) == 6
-    late = orders.quote(ctx, business, _ready_variants(ctx, business, 1), shapes=SHAPES3)
+    late = orders.quote(
+        ctx, business, _ready_variants(ctx, business, 1), shapes=SHAPES3, destinations=EVERY_SCREEN
+    )
     with pytest.raises(Busy, match="busy: 6 renders are waiting"):
         orders.approve(ctx, business, late.id)
     assert orders.status(ctx, business, late.id).status == "quoted"

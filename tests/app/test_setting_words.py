@@ -20,8 +20,8 @@ def engine(tmp_path_factory):
 def test_the_words_left_out_are_those_the_engine_drops(engine):
     note = setting_words.left_out_note(engine, "mini-sd", ISSUE)
     assert note == (
-        "mini-sd does not know 'mission', 'peak', 'in', 'fremont', 'sunset'; "
-        "they are left out of the picture."
+        "The picture model (mini-sd) does not know 'mission', 'peak', 'in', 'fremont', 'sunset'; "
+        "it draws the picture without them."
     )
     made = engine.generate(TextToImage(preset="mini-sd", prompt=ISSUE, seed=1, steps=1))
     assert made.warnings == ("mini-sd does not know 'mission', 'peak', 'in', 'fremont', "

@@ -13,10 +13,10 @@ from skimage import data
 
 from app.services import UserError, businesses, library, renders, spots
 from app.services.demo import BRIEF
+from app.services.errors import UploadRefused
 from app.services.spots import brief_of
 from engine import Engine
 from storage import Business
-from storage.errors import StorageError
 from templates.audio import pcm
 from templates.errors import BriefError
 from templates.export import frames_at
@@ -84,7 +84,7 @@ def test_a_brief_with_a_problem_is_refused_and_stores_nothing(
         ({"product_photos": []}, UserError, "Add a photo of your product"),
         ({"copy": too_long}, CopyError, "offer: 50 characters, the limit is 32"),
         ({"colors": ["navy"]}, UserError, "colours look like #1A2B3C"),
-        ({"product_photos": [text]}, StorageError, "not recognised"),
+        ({"product_photos": [text]}, UploadRefused, "not recognised"),
         ({"template_id": "nope"}, BriefError, "nope"),
         ({"template_id": "../../pyproject"}, BriefError, "no template"),
         # A photo that is fine, then a file that is not what its role needs: nothing is kept.
@@ -103,14 +103,14 @@ def test_a_brief_with_a_problem_is_refused_and_stores_nothing(
         ({"music": "disco"}, UserError, "the music is one of"),
         ({"music": UPLOADED}, UserError, "Upload your music track"),
         ({"music_file": jingle}, UserError, "choose Upload your own under Music"),
-        ({"music": UPLOADED, "music_file": broken}, StorageError, "audio file cannot be read"),
+        ({"music": UPLOADED, "music_file": broken}, UploadRefused, "audio file cannot be read"),
         ({"music": UPLOADED, "music_file": photo}, UserError, "music file must be WAV, MP3"),
         (
             {
                 "music": UPLOADED,
                 "music_file": track(tmp_path / "hush.wav", sound="anullsrc=r=48000"),
             },
-            BriefError,
+            UploadRefused,
             "hush.wav is silent",
         ),
     ):

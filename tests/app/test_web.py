@@ -171,7 +171,9 @@ def test_brief_to_download(browser, app_server, photo, tmp_path):
                 path.write_bytes(path.read_bytes() + b"edited")
         page.get_by_role("button", name="Check variants").click()
         flagged = page.locator("#review")
-        expect(flagged).to_contain_text("5 of 5 variants need a look", timeout=2 * MINUTE)
+        expect(flagged).to_contain_text(
+            "5 of 5 versions (the spot as briefed and 4 variants) need a look", timeout=2 * MINUTE
+        )
         expect(flagged).to_contain_text("Manhattan · Retirees: Files: Its key frame")
         page.get_by_role("button", name="Fix these").click()
         expect(flagged).to_contain_text("Made again: 5 of 5 now pass.", timeout=3 * MINUTE)
@@ -242,6 +244,7 @@ def on_a_phone(browser, signed_in: dict, url: str, shots: Path) -> None:
     tab(page, "3 · Preview")
     expect(page.get_by_role("button", name="Render preview")).to_be_visible()
     tab(page, "4 · Personalize")
+    expect(page.locator("#variants .thumbnail-item").first).to_be_visible()  # the desk's
     for name in ("Manhattan", "Retirees"):
         page.get_by_label(name, exact=True).check()
     estimate = page.locator("#estimate")
@@ -253,6 +256,12 @@ def on_a_phone(browser, signed_in: dict, url: str, shots: Path) -> None:
     expect(page.get_by_text("Headline:").first).to_be_visible(timeout=MINUTE)
     steps.shot("compare")
     tab(page, "6 · Buy & download")
+    # The desk's order is there, delivered, with its files.
+    expect(page.locator("#order-status")).to_contain_text("delivered", timeout=MINUTE)
+    expect(
+        page.locator("#downloads").get_by_role("link", name=re.compile(r"16x9-15s\.mp4$"))
+    ).to_be_visible()
+    steps.shot("bought")
     page.get_by_label("San Francisco Bay Area · Young runners", exact=True).check()
     page.get_by_role("button", name="Get a quote").click()
     expect(page.locator("#order-status")).to_contain_text("quoted", timeout=MINUTE)
@@ -293,7 +302,7 @@ def test_mistakes_show_a_clear_message(browser, app_server, photo, tmp_path):
         setting = page.get_by_label("Where it is set", exact=True)
         setting.fill("Mission Peak in Fremont at sunset")
         expect(page.locator("#setting-note")).to_contain_text(
-            "mini-sd does not know 'mission', 'peak', 'in', 'fremont', 'sunset'"
+            "The picture model (mini-sd) does not know 'mission', 'peak', 'in', 'fremont', 'sunset'"
         )
         page.get_by_text("snowy peaks at golden hour", exact=True).click()
         expect(setting).to_have_value("snowy peaks at golden hour")
@@ -317,6 +326,11 @@ def test_mistakes_show_a_clear_message(browser, app_server, photo, tmp_path):
         fill_brief(page, photo)
         page.locator("#where input").click()
         page.get_by_role("option", name="our-storefront.png").click()
+        # A refused brief keeps its photo: corrected, the same upload makes the spot.
+        page.get_by_label("Headline").fill("")
+        page.get_by_role("button", name="Create storyboard").click()
+        expect(page.get_by_text("headline: fill it in")).to_be_visible()
+        page.get_by_label("Headline").fill("Fresh pies, fast")
         page.get_by_role("button", name="Create storyboard").click()
         expect(page.locator("#working-on")).to_contain_text("Working on Espresso", timeout=MINUTE)
         tab(page, "2 · Storyboard")
@@ -329,6 +343,11 @@ def test_mistakes_show_a_clear_message(browser, app_server, photo, tmp_path):
         shot = Image.open(io.BytesIO(first.screenshot())).convert("RGB")
         r, g, b = np.asarray(shot, dtype=float).reshape(-1, 3).mean(axis=0)
         assert g > r + 40 and g > b + 20, (r, g, b)  # the storefront's green, not a generated sky
+        # A scene clicked is the one the scene buttons act on.
+        scene = page.get_by_label("Scene (or click it above)")
+        expect(scene).to_have_value("1")
+        page.locator("#board .thumbnail-item").nth(2).click()
+        expect(scene).to_have_value("3")
         page.goto(url + "/login")
         page.get_by_label("Email").fill("owner@bakery.test")
         page.get_by_label("Password").fill("not the password")
