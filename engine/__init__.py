@@ -19,6 +19,7 @@ _HOMES = {
     "Event": "engine.handle",
     "Handle": "engine.handle",
     "SceneJudge": "engine.judging",
+    "Layout": "engine.layouts",
     "Seen": "engine.judging",
     "scene_judge": "engine.judging",
     "preset_for": "engine.loading",

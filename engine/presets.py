@@ -82,6 +82,9 @@ class Preset:
     # The size its learned upscaler (engine.upscaling) draws: a request for exactly that size
     # is drawn at the preset's own size and upscaled, every other size as asked.
     upscale_to: tuple[int, int] | None = None
+    # A model trained on the landmark scenes draws a built-in place from its layout
+    # (engine.layouts): the share of the schedule it denoises from the noised layout.
+    layout_strength: float | None = None
 
     @property
     def offline(self) -> bool:
@@ -235,6 +238,9 @@ PRESETS: dict[str, Preset] = {
             skip_tasks=(Task.IMAGE_TO_IMAGE, Task.INPAINT),
             shifted_patches=True,
             upscale_to=(1920, 1080),  # a final's size: engine/weights/landmark-dit/upscaler
+            # Both judges name every place from half the schedule; from 0.65 some lose their
+            # landmark (docs/benchmarks.md, "Built-in places drawn from their layout").
+            layout_strength=0.5,
             description="Our own small Stable Diffusion 3 for places: each built-in geography "
             "by its landmarks (Mission Peak above the bay, a Manhattan avenue with yellow cabs, "
             "...), by day, golden hour or night, in 16:9; at 1920x1080 through its own "

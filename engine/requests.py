@@ -86,7 +86,11 @@ class Request:
 
 @dataclass(frozen=True, kw_only=True)
 class TextToImage(Request):
+    """`layout`: a built-in place's scene to start from (`engine.layouts`: 'PLACE | LIGHT |
+    WEATHER', drawn at the seed), for a preset that draws layouts; '' draws from noise."""
+
     task: ClassVar[Task] = Task.TEXT_TO_IMAGE
+    layout: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

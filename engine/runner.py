@@ -21,6 +21,7 @@ from PIL import Image
 
 from engine.acceleration import RECIPES, applied
 from engine.errors import Cancelled, InvalidRequest, ModelUnavailable
+from engine.layouts import Layout, from_layouts
 from engine.loading import LoadedModel, with_defaults
 from engine.patch_shift import shifted_patches
 from engine.presets import Preset
@@ -62,7 +63,7 @@ class Resolved:
         shared = {
             k: v
             for k, v in scalars.items()
-            if k not in ("prompt", "negative_prompt", "seed", "priority")
+            if k not in ("prompt", "negative_prompt", "seed", "priority", "layout")
         }
         key = (
             type(self.request).__name__,
@@ -72,6 +73,7 @@ class Resolved:
             self.width,
             self.height,
             self.num_frames,
+            bool(scalars.get("layout")),  # each its own layout, all on one schedule
         )
         if self.request.task.is_video:
             # Video pipelines take one conditioning image per call: batch only identical ones.
@@ -101,6 +103,12 @@ def resolve(request: Request, preset: Preset, compose: Callable | None = None) -
     if request.recipe not in RECIPES:
         raise InvalidRequest(f"unknown recipe {request.recipe!r}; available: {', '.join(RECIPES)}")
     request = with_defaults(request, preset)
+    if getattr(request, "layout", ""):
+        Layout.parse(request.layout)  # type: ignore[attr-defined]  # unknown: a sentence now
+        if preset.layout_strength is None:
+            raise InvalidRequest(
+                f"{preset.id} draws no layouts: only a model trained on the built-in places does"
+            )
     width, height = request.width, request.height
     # A text-to-image request for the size the preset's upscaler draws is drawn at the preset's
     # own size, then upscaled; every other request is drawn as asked.
@@ -183,6 +191,13 @@ def run_batch(
     ):
         if recipe.tensor_inputs:
             kwargs["callback_on_step_end_tensor_inputs"] = ["latents", *recipe.tensor_inputs]
+        if getattr(first.request, "layout", ""):
+            layouts = [
+                Layout.parse(r.request.layout).draw(r.request.seed, r.drawn_at)  # type: ignore[attr-defined]
+                for r in batch
+            ]
+            strength = model.preset.layout_strength
+            kwargs |= from_layouts(pipe, layouts, kwargs["generator"], first.steps, strength)
         output = pipe(**kwargs)
     drawn = time.perf_counter() - start
     outputs = _frames(output.frames) if task.is_video else [[im] for im in output.images]

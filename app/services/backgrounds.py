@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from app.services.library import AudienceView, GeographyView, background_prompt
 from app.services.results_cache import Reuse, is_stored, key_of, stored
-from engine import ENGINE_VERSION, Engine, TextToImage, preset_for, with_defaults
+from engine import ENGINE_VERSION, Engine, Layout, TextToImage, preset_for, with_defaults
 from storage import GenerationParams
 
 if TYPE_CHECKING:
@@ -44,12 +44,16 @@ def background_request(
     recipe: str = "balanced",
 ) -> TextToImage:
     """The background of `business_id`'s variants set in `geography` in `audience`'s light, for
-    a run (or a look) at `seed`."""
+    a run (or a look) at `seed`: a built-in place drawn from its layout where the model draws
+    layouts (`engine.layouts`), so its landmark stands in a composition of the business's own."""
+    layout = Layout.of(geography.name, audience.time_of_day, geography.weather)
+    draws_layouts = preset_for(preset).layout_strength is not None
     return TextToImage(
         preset=preset,
         prompt=background_prompt(geography, audience),
         seed=background_seed(business_id, geography.name, seed),
         recipe=recipe,
+        layout=layout.text if layout and draws_layouts else "",
         **final_size(preset),
     )
 
@@ -92,6 +96,7 @@ def stored_request(params: GenerationParams) -> TextToImage:
         width=params.width,
         height=params.height,
         recipe=params.recipe,
+        layout=params.extra.get("layout", ""),
     )
 
 
@@ -112,6 +117,8 @@ def generation_key(request: TextToImage, revision: str) -> str:
             "guidance": request.guidance,
             "size": [request.width, request.height],
             "recipe": request.recipe,
+            # Only where there is one: keys of pictures drawn from noise are as they were.
+            **({"layout": request.layout} if request.layout else {}),
         }
     )
 

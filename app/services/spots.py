@@ -629,7 +629,7 @@ def generation_params(request: TextToImage, revision: str, extra: dict) -> Gener
         height=request.height,
         recipe=request.recipe,
         engine_version=ENGINE_VERSION,
-        extra=extra,
+        extra={**extra, "layout": request.layout} if request.layout else extra,
     )
 
 

@@ -175,6 +175,13 @@ def model_section(params: dict[str, int]) -> list[str]:
     return ["## Model", "", "| part | parameters |", "|---|---|", *rows, ""]
 
 
+def replace_evaluation(readme: Path, lines: list[str]) -> None:
+    """A card re-measured: its "## Evaluation" section replaced by `lines`, the data and
+    training sections it was written with kept (they need the training's work folder)."""
+    kept = readme.read_text().split("## Evaluation")[0]
+    readme.write_text(kept + "\n".join(lines))
+
+
 def training_section(command: str, plan, work: Path, stages) -> list[str]:
     """A card's "Training": the command, how long its stages took, the plan, the loss curve."""
     seconds = sum(rows[-1][2] for s in stages if (rows := read_losses(work, s)))

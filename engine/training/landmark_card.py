@@ -14,8 +14,10 @@ from diffusers import DiffusionPipeline
 from PIL import Image, ImageDraw, ImageFont
 
 from engine.detail import patch_grid
+from engine.layouts import Layout, from_layouts
 from engine.patch_shift import shifted_patches
-from engine.training.card import licence, model_section, training_section
+from engine.presets import PRESETS
+from engine.training.card import licence, model_section, replace_evaluation, training_section
 from engine.training.classifier import SceneClassifier
 from engine.training.landmark_dit import (
     CAPTION_FORMS,
@@ -29,6 +31,7 @@ from engine.training.scenes import TIMES, WEATHER
 from engine.training.shape_judge import ShapeJudge
 
 STEPS, GUIDANCE = 20, 4.0  # the preset's defaults
+LAYOUT_STRENGTH = PRESETS["landmark-dit"].layout_strength  # a built-in place's (engine.layouts)
 SEEDS_PER_LIGHT = 4  # 12 pictures a geography: 4 seeds in each light, clear and cloudy in turn
 CALL = {"max_sequence_length": 0}  # no T5 tokens (the preset's call options)
 
@@ -39,10 +42,12 @@ def load(out: Path):
     )
 
 
-def recognition(pipe, seeds_per_light: int = SEEDS_PER_LIGHT) -> dict[str, dict[str, float]]:
+def recognition(
+    pipe, seeds_per_light: int = SEEDS_PER_LIGHT, from_layout: bool = False
+) -> dict[str, dict[str, float]]:
     """Per judge ("colour and layout", "shapes"), per geography: the share of its generated
-    pictures (every light, seeds 0 and up, the full caption) that the judge names as that
-    geography."""
+    pictures (every light, seeds 0 and up, the full caption; drawn from noise, or from their
+    layouts as the product draws a built-in place) that the judge names as that geography."""
     judges = {
         "colour and layout": SceneClassifier.fit(target="geography"),
         "shapes": ShapeJudge.load(),
@@ -54,35 +59,46 @@ def recognition(pipe, seeds_per_light: int = SEEDS_PER_LIGHT) -> dict[str, dict[
             for light in TIMES
             for seed in range(seeds_per_light)
         ]
-        images = draw(pipe, [p.caption for p in asked], [p.seed for p in asked])
+        images = draw(pipe, asked, from_layout=from_layout)
         for name, judge in judges.items():
             scores[name][geography] = judge.accuracy(images, geography)
     return scores
 
 
-def draw(pipe, prompts: list[str], seeds: list[int], shifted: bool = True) -> list[Image.Image]:
-    """One 256x144 picture per prompt, the engine's way: a CPU generator seeded per image, and
-    shifted patches (the preset's sampling, `engine.patch_shift`) unless not `shifted`."""
+def draw(
+    pipe, asked: list[LandmarkParams], shifted: bool = True, from_layout: bool = False
+) -> list[Image.Image]:
+    """One 256x144 picture per scene asked, by its caption, the engine's way: a CPU generator
+    seeded per image, shifted patches (the preset's sampling, `engine.patch_shift`) unless not
+    `shifted`, and from noise or from the scene's layout (`engine.layouts`)."""
+    generators = [torch.Generator().manual_seed(p.seed) for p in asked]
+    start = {}
+    if from_layout:
+        layouts = [Layout(p.geography, p.time, p.weather).draw(p.seed, TRAIN_SIZE) for p in asked]
+        start = from_layouts(pipe, layouts, generators, STEPS, LAYOUT_STRENGTH)
     with torch.inference_mode(), shifted_patches(pipe) if shifted else nullcontext():
         return pipe(
-            prompts,
+            [p.caption for p in asked],
             num_inference_steps=STEPS,
             guidance_scale=GUIDANCE,
             width=TRAIN_SIZE[0],
             height=TRAIN_SIZE[1],
-            generator=[torch.Generator().manual_seed(s) for s in seeds],
+            generator=generators,
+            **start,
             **CALL,
         ).images
 
 
-def sheet_pictures(pipe, seed: int = 0, shifted: bool = True) -> dict[str, list[Image.Image]]:
+def sheet_pictures(
+    pipe, seed: int = 0, shifted: bool = True, from_layout: bool = False
+) -> dict[str, list[Image.Image]]:
     """Per geography, its picture in every light, clear, one seed."""
     return {
         geography: draw(
             pipe,
-            [LandmarkParams(geography, t, "clear", seed).caption for t in TIMES],
-            [seed] * len(TIMES),
+            [LandmarkParams(geography, t, "clear", seed) for t in TIMES],
             shifted,
+            from_layout,
         )
         for geography in SIGNATURES
     }
@@ -103,18 +119,21 @@ def contact_sheet(pictures: dict[str, list[Image.Image]]) -> Image.Image:
 
 
 def evaluation(pipe, sheet_path: Path) -> tuple[list[str], dict[str, dict[str, float]]]:
-    """The card's "Evaluation" (recognition per geography by both judges; the patch grid with
-    and without shifted patches) and the recognition scores; writes the contact sheet to
-    `sheet_path`."""
-    pictures = sheet_pictures(pipe)
+    """The card's "Evaluation" (recognition per geography by both judges, of pictures drawn
+    from noise and from their layouts; the patch grid with and without shifted patches) and
+    the recognition scores; writes the contact sheets: the product's (from layouts) to
+    `sheet_path`, from noise beside it."""
+    noise_path = sheet_path.with_name(f"{sheet_path.stem}-from-noise{sheet_path.suffix}")
     sheet_path.parent.mkdir(parents=True, exist_ok=True)
-    contact_sheet(pictures).save(sheet_path)
+    contact_sheet(sheet_pictures(pipe, from_layout=True)).save(sheet_path)
+    pictures = sheet_pictures(pipe)
+    contact_sheet(pictures).save(noise_path)
     grids = {
         name: statistics.median(patch_grid(im) for ims in drawn.values() for im in ims)
         for name, drawn in (("shifted", pictures), ("plain", sheet_pictures(pipe, shifted=False)))
     }
-    scores = recognition(pipe)
-    colour, shapes = scores["colour and layout"], scores["shapes"]
+    noise, layout = recognition(pipe), recognition(pipe, from_layout=True)
+    scores = {**noise, **{f"{name}, from its layout": v for name, v in layout.items()}}
 
     def summary(judged: dict[str, float]) -> str:
         below = [f"{g} ({v:.0%})" for g, v in judged.items() if v < 0.9]
@@ -124,6 +143,8 @@ def evaluation(pipe, sheet_path: Path) -> tuple[list[str], dict[str, dict[str, f
             + (f"; below: {', '.join(below)}" if below else "")
         )
 
+    judged = [(f"From noise, by {n}", noise[n]) for n in noise]
+    judged += [(f"From its layout, by {n}", layout[n]) for n in layout]
     lines = [
         "## Evaluation",
         "",
@@ -131,9 +152,15 @@ def evaluation(pipe, sheet_path: Path) -> tuple[list[str], dict[str, dict[str, f
         "(`engine/patch_shift.py`: every other step the transformer sees the latents half a "
         "patch over, which evens out the seams of its 2x2 patches); plain `from_pretrained` "
         "sampling draws the same model with its 16-pixel patch grid showing. Patch grid "
-        "(`engine/detail.py`'s `patch_grid`, 1 where no grid shows), median over the contact "
-        f"sheet's pictures: {grids['shifted']:.2f} with shifted patches, {grids['plain']:.2f} "
-        "with plain sampling.",
+        "(`engine/detail.py`'s `patch_grid`, 1 where no grid shows), median over the "
+        f"from-noise contact sheet's pictures: {grids['shifted']:.2f} with shifted patches, "
+        f"{grids['plain']:.2f} with plain sampling.",
+        "",
+        "A built-in place is drawn from its layout (`engine/layouts.py`): the procedural scene "
+        "of the place at the picture's seed, noised to the middle of the schedule "
+        f"(strength {LAYOUT_STRENGTH:g}) and denoised by the model from there, as SDEdit does; "
+        "from noise alone the model draws the place's colours and horizon but seldom its "
+        "landmark. Any other prompt is drawn from noise.",
         "",
         f"Two judges, both fitted on procedural landmark scenes at held-out seeds, name the "
         f"geography of {SEEDS_PER_LIGHT * len(TIMES)} generated pictures per geography (seeds "
@@ -142,15 +169,18 @@ def evaluation(pipe, sheet_path: Path) -> tuple[list[str], dict[str, dict[str, f
         "shape judge (`engine/training/shape_judge.py`) by outlines, with colour taken from "
         "it (stricter, but not a detector of landmarks alone: it also reads the layout).",
         "",
-        "| geography | by colour and layout | by shapes |",
-        "|---|---|---|",
-        *(f"| {g} | {colour[g]:.0%} | {shapes[g]:.0%} |" for g in colour),
+        "| geography | from noise: by colour and layout | by shapes "
+        "| from its layout: by colour and layout | by shapes |",
+        "|---|---|---|---|---|",
+        *(
+            f"| {g} | {noise['colour and layout'][g]:.0%} | {noise['shapes'][g]:.0%} "
+            f"| {layout['colour and layout'][g]:.0%} | {layout['shapes'][g]:.0%} |"
+            for g in SIGNATURES
+        ),
         "",
-        f"By colour and layout: {summary(colour)}.",
-        "",
-        f"By shapes: {summary(shapes)}.",
-        "",
-        f"Contact sheet (geography x light, seed 0, 1:1): `{sheet_path.as_posix()}`.",
+        *(line for name, scored in judged for line in (f"{name}: {summary(scored)}.", "")),
+        f"Contact sheets (geography x light, seed 0, 1:1): from layouts, as the product draws "
+        f"a built-in place, `{sheet_path.as_posix()}`; from noise, `{noise_path.as_posix()}`.",
         "",
     ]
     return lines, scores
@@ -203,10 +233,8 @@ def write_landmark_card(
 def refresh_evaluation(out: Path, sheet_path: Path) -> dict[str, dict[str, float]]:
     """Re-measure the card of weights already trained (after a change in how they are sampled),
     keeping its data and training sections."""
-    readme = out / "README.md"
-    kept = readme.read_text().split("## Evaluation")[0]
     lines, scores = evaluation(load(out), sheet_path)
-    readme.write_text(kept + "\n".join(lines))
+    replace_evaluation(out / "README.md", lines)
     return scores
 
 

@@ -13,7 +13,7 @@ from PIL import Image, ImageDraw, ImageFont
 from engine.bench import psnr
 from engine.detail import effective_lines
 from engine.training import landmark_card
-from engine.training.card import licence, model_section, training_section
+from engine.training.card import licence, model_section, replace_evaluation, training_section
 from engine.training.landmarks import SIGNATURES, TRAIN_SIZE, LandmarkParams, draw
 from engine.training.scenes import TIMES, WEATHER
 from engine.training.train_upscaler import CROP, HIGH, UpscalerPlan
@@ -56,14 +56,14 @@ def measure(model: SceneUpscaler, params: list[LandmarkParams], workers: int = 1
 
 def generated_pictures(pipe, seeds=GENERATED_SEEDS) -> list[tuple[LandmarkParams, Image.Image]]:
     """landmark-dit's 256x144 picture of every place in every light at `seeds` (clear and
-    cloudy in turn), drawn as the product draws them."""
+    cloudy in turn), drawn as the product draws a built-in place: from its layout."""
     asked = [
         LandmarkParams(g, t, WEATHER[seed % 2], seed) for g in SIGNATURES for t in TIMES
         for seed in seeds
     ]  # fmt: skip
     pictures = []
     for p in asked:
-        pictures += landmark_card.draw(pipe, [p.caption], [p.seed])
+        pictures += landmark_card.draw(pipe, [p], from_layout=True)
     return list(zip(asked, pictures, strict=True))
 
 
@@ -104,18 +104,11 @@ def _summary(values: list[float]) -> str:
     return f"{statistics.median(values):g} | {min(values)}"
 
 
-def write_upscaler_card(
-    plan: UpscalerPlan,
-    work: Path,
-    out: Path,
-    base: Path,
-    crop_path: Path,
-    command: str,
-    workers: int = 1,
-) -> dict[str, float]:
-    """Measure the upscaler in `out` on the pictures of the landmark-dit in `base` and on
-    drawings, write its 1:1 crop and its card `out/README.md`."""
-    model = SceneUpscaler.from_pretrained(out).eval()
+def evaluation(
+    model: SceneUpscaler, base: Path, crop_path: Path, workers: int = 1
+) -> tuple[list[str], dict[str, float]]:
+    """The card's "Evaluation": effective lines of landmark-dit's pictures (from `base`) as
+    finals show them, and of held-out drawings; writes the 1:1 crop to `crop_path`."""
     pipe = landmark_card.load(base)
     pipe.set_progress_bar_config(disable=True)
     drawings = measure(model, evaluation_params(), workers)
@@ -135,6 +128,52 @@ def write_upscaler_card(
         "drawn_enlarged_psnr": round(statistics.mean(drawings["enlarged_psnr"]), 2),
     }
     count = len(generated)
+    lines_md = [
+        "## Evaluation",
+        "",
+        "Effective detail lines at 1920x1080 (`engine/detail.py`: the fewest lines a picture "
+        "can be shrunk to and enlarged back from at 38 dB, after a 5x5 median filter). "
+        f"landmark-dit's own pictures ({count}: every geography x light, seeds "
+        f"{', '.join(map(str, GENERATED_SEEDS))}, clear and cloudy in turn), each drawn from "
+        "its layout (`engine/layouts.py`) as a built-in place is, taken to 1080p as a final "
+        "shows it:",
+        "",
+        "| picture | median lines | worst |",
+        "|---|---|---|",
+        f"| landmark-dit's, enlarged (bicubic) | {_summary(lines['enlarged'])} |",
+        f"| landmark-dit's, upscaled | {_summary(lines['upscaled'])} |",
+        "",
+        f"And {len(drawings['upscaled_lines'])} held-out scenes (one per geography, lights and "
+        "weathers in turn) drawn at 256x144, enlarged or upscaled, with their mean PSNR against "
+        "the same scene drawn at 1080p (detail that is not the scene's lowers it):",
+        "",
+        "| picture | median lines | worst | PSNR against the 1080p drawing |",
+        "|---|---|---|---|",
+        *(
+            f"| {kind} | {_summary(drawings[kind + '_lines'])} "
+            f"| {statistics.mean(drawings[kind + '_psnr']):.2f} dB |"
+            for kind in ("enlarged", "upscaled")
+        ),
+        "",
+        f"A crop at 1:1 (Manhattan at night): `{crop_path.as_posix()}`.",
+        "",
+    ]
+    return lines_md, summary
+
+
+def write_upscaler_card(
+    plan: UpscalerPlan,
+    work: Path,
+    out: Path,
+    base: Path,
+    crop_path: Path,
+    command: str,
+    workers: int = 1,
+) -> dict[str, float]:
+    """Measure the upscaler in `out` on the pictures of the landmark-dit in `base` and on
+    drawings, write its 1:1 crop and its card `out/README.md`."""
+    model = SceneUpscaler.from_pretrained(out).eval()
+    evaluated, summary = evaluation(model, base, crop_path, workers)
     card = [
         "# landmark-dit's upscaler",
         "",
@@ -163,33 +202,28 @@ def write_upscaler_card(
         "The `sr-adversarial` row is the reconstruction loss (L1 and edges), the adversarial "
         "term and the critic's hinge loss added together (`engine/training/adversarial.py`).",
         "",
-        "## Evaluation",
-        "",
-        "Effective detail lines at 1920x1080 (`engine/detail.py`: the fewest lines a picture "
-        "can be shrunk to and enlarged back from at 38 dB, after a 5x5 median filter). "
-        f"landmark-dit's own pictures ({count}: every geography x light, seeds "
-        f"{', '.join(map(str, GENERATED_SEEDS))}, clear and cloudy in turn), as a final shows "
-        "them:",
-        "",
-        "| picture | median lines | worst |",
-        "|---|---|---|",
-        f"| landmark-dit's, enlarged (bicubic) | {_summary(lines['enlarged'])} |",
-        f"| landmark-dit's, upscaled | {_summary(lines['upscaled'])} |",
-        "",
-        f"And {len(drawings['upscaled_lines'])} held-out scenes (one per geography, lights and "
-        "weathers in turn) drawn at 256x144, enlarged or upscaled, with their mean PSNR against "
-        "the same scene drawn at 1080p (detail that is not the scene's lowers it):",
-        "",
-        "| picture | median lines | worst | PSNR against the 1080p drawing |",
-        "|---|---|---|---|",
-        *(
-            f"| {kind} | {_summary(drawings[kind + '_lines'])} "
-            f"| {statistics.mean(drawings[kind + '_psnr']):.2f} dB |"
-            for kind in ("enlarged", "upscaled")
-        ),
-        "",
-        f"A crop at 1:1 (Manhattan at night): `{crop_path.as_posix()}`.",
-        "",
+        *evaluated,
     ]
     (out / "README.md").write_text("\n".join(card))
     return summary
+
+
+def refresh_evaluation(out: Path, base: Path, crop_path: Path, workers: int = 1) -> dict:
+    """Re-measure the card of an upscaler already trained (after a change in how landmark-dit's
+    pictures are drawn), keeping its data and training sections."""
+    lines, summary = evaluation(SceneUpscaler.from_pretrained(out).eval(), base, crop_path, workers)
+    replace_evaluation(out / "README.md", lines)
+    return summary
+
+
+if __name__ == "__main__":
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(description=refresh_evaluation.__doc__)
+    parser.add_argument("--base", type=Path, default=Path("engine/weights/landmark-dit"))
+    parser.add_argument("--crop", type=Path, default=Path("docs/landmark-upscaler-crop.png"))
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    summary = refresh_evaluation(args.base / "upscaler", args.base, args.crop, args.workers)
+    print(json.dumps(summary))

@@ -10,7 +10,12 @@ import pytest
 from PIL import Image
 
 from app.services import library, pictures
-from app.services.backgrounds import background, background_request, generation_key
+from app.services.backgrounds import (
+    background,
+    background_request,
+    generation_key,
+    stored_request,
+)
 from app.services.errors import UserError
 from app.services.pictures import Backdrop
 from app.services.results_cache import Reuse
@@ -151,6 +156,10 @@ def test_a_landmark_dit_background_is_drawn_at_a_finals_size_by_its_upscaler(
         geography, audience, business_id=business, preset="landmark-dit", seed=2
     )
     assert (request.width, request.height) == (1920, 1080)
+    assert request.layout == "Manhattan | night | clear"  # drawn from its layout (engine.layouts)
+    # The variant's stored parameters name the same request, layout and all.
+    params = generation_params(request, engine.revision("landmark-dit"), {})
+    assert stored_request(params) == with_defaults(request)
     made = background(ctx, engine, business, request)
     with ctx.tenant(business) as tenant:
         upscaled = Image.open(tenant.assets.path(made.asset_id))
