@@ -163,16 +163,21 @@ def render(
 
 
 def scene_stills(
-    storyboard: Storyboard, visuals: dict[int, Still | Clip], size: tuple[int, int]
+    storyboard: Storyboard,
+    visuals: dict[int, Still | Clip],
+    size: tuple[int, int],
+    product: Image.Image | None = None,
 ) -> list[Image.Image]:
     """Each scene as it looks halfway through, copy and logo included: storyboard and template
     thumbnails, drawn by the same code as the video. A scene without its visual shows the
-    brand card in its place."""
+    brand card in its place, with `product` (a cut-out) on it in a product scene."""
     stills = []
     for scene in storyboard.scenes:
         visual = visuals.get(scene.index)
         if visual is None:
-            visual = Still(brand_card(storyboard.brief.brand, size, seed=scene.index))
+            subject = product if scene.visual.source == "product" else None
+            card = brand_card(storyboard.brief.brand, size, seed=scene.index)
+            visual = Still(card, subject=subject)
         picture = _scene_picture(scene, visual, storyboard, size, 0.0)
         stills.append(picture(scene.duration / 2))
     return stills

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from app.services import brand_kits, pictures
 from app.services.backgrounds import background, setting_request, stored_request
+from app.services.cutouts import cutout
 from app.services.errors import USER_ERRORS, UploadRefused, UserError
 from app.services.pictures import Backdrop
 from app.services.text_rules import FIELDS, clean, clean_all
@@ -331,9 +332,14 @@ def storyboard(ctx: AppContext, engine: Engine, business_id: int, spot_id: int) 
         extra = spot.copy if params is None else params.extra
         copy = spot.copy if params is None else params.extra["copy"]
         brief = resolved_brief(tenant, copy, extra.get("brand_assets", {}))
+        photos = [a.id for a in spot.product_assets]
     board = build_storyboard(load_template(spot.template_id), brief, extra.get("scene_order"))
-    visuals = scene_visuals(ctx, engine, business_id, params, board, BOARD, extra=extra)
-    stills = scene_stills(board, visuals, BOARD)
+    # The product in its scenes from the first look, over the brand card until a background
+    # is chosen, as the spot will show it.
+    photo = int(extra["product_asset_id"]) if params else next(iter(photos), None)
+    product = None if photo is None else cutout(ctx, engine, business_id, photo)
+    visuals = scene_visuals(ctx, engine, business_id, params, board, BOARD, product, extra=extra)
+    stills = scene_stills(board, visuals, BOARD, product)
     return [
         SceneCard(s.index, s.title, s.start, s.duration, dict(s.copy_text), still)
         for s, still in zip(board.scenes, stills, strict=True)

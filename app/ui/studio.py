@@ -1027,12 +1027,16 @@ class Studio:
         return self._open(who, spot_id)
 
     def _open(self, who: accounts.Account, spot_id: int) -> tuple:
-        """The spot on every step, its newest order (with its files) on the buy step."""
+        """The spot on every step, its newest order (with its files) on the buy step, and its
+        brief's words in the brief, so an owner who comes back sees what they wrote."""
         gallery, table = self._storyboard(who, spot_id)
         view = spots.spot_view(self.ctx, who.business_id, spot_id)
         order = orders.newest_for_spot(self.ctx, who.business_id, spot_id)
         bought = (None, "", None, "") if order is None else (order.id, *self._delivered(who, order))
-        return spot_id, gallery, table, f"Working on {md(view.campaign_name)}.", *bought
+        brief = view.brief
+        words = (view.campaign_name, brief.product_name, brief.headline, brief.body, brief.offer,
+                 brief.cta_text, brief.setting, brief.voiceover)  # fmt: skip
+        return spot_id, gallery, table, f"Working on {md(view.campaign_name)}.", *bought, *words
 
     @friendly
     def resume(self, request: gr.Request) -> tuple:
@@ -1042,7 +1046,7 @@ class Studio:
         who = self.who(request)
         spot_id = businesses.last_spot(self.ctx, who.business_id)
         if spot_id is None:
-            return (gr.update(),) * 11
+            return (gr.update(),) * 19
         return *self._open(who, spot_id), *self.variant_choices(spot_id, request)
 
     @friendly

@@ -747,7 +747,8 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
 
         refresh.click(s.campaigns, outputs=[table, which], api_name="campaigns")
         page.load(s.campaigns, outputs=[table, which], api_name=False)
-        opened = [spot, board, scenes, library_note, order, order_text, delivered, downloads]
+        opened = [spot, board, scenes, library_note, order, order_text, delivered, downloads,
+                  campaign, product, headline, body, offer, cta, setting, voiceover]  # fmt: skip
         open_it.click(
             s.open_campaign,
             inputs=which,

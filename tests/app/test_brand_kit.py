@@ -14,11 +14,18 @@ from starlette.requests import Request
 from app.services import UserError, accounts, brand_kits, spots
 from app.services.brand_kits import BrandKit
 from app.ui.studio import Studio
+from engine import Engine
 from storage import NotFound
 from tests.app.test_spots import COPY, form
 
 PASSWORD = "a-long-password"
 KIT_COPY = {"cta_url": "harborcoffee.test", "phone": "555-0142", "tagline": "Roasted daily"}
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):  # the storyboard's cut-out of the product
+    with Engine(model_dir=tmp_path_factory.mktemp("models"), device="cpu") as e:
+        yield e
 
 
 @pytest.fixture
@@ -101,8 +108,8 @@ def test_a_refused_brief_leaves_the_kit_as_it_was(ctx, business_ids, photo, logo
     assert brand_kits.brand_kit(ctx, business) == before
 
 
-def test_another_business_gets_the_defaults_not_the_first_one_s_kit(ctx, photo, logo):
-    studio = Studio(ctx, engine=None)
+def test_another_business_gets_the_defaults_not_the_first_one_s_kit(ctx, photo, logo, engine):
+    studio = Studio(ctx, engine)
     harbor, harbor_id = signed_in(ctx, "Harbor Coffee", "owner@harbor.test")
     rival, rival_id = signed_in(ctx, "Rival Roasters", "owner@rival.test")
     spot = spots.create_spot(ctx, harbor_id, branded(photo, logo)).id
@@ -113,8 +120,10 @@ def test_another_business_gets_the_defaults_not_the_first_one_s_kit(ctx, photo, 
         "Using your saved logo; upload one to replace it.",
     )  # fmt: skip
     resumed = studio.resume(harbor)
-    named = spots.spot_view(ctx, harbor_id, spot).campaign_name
+    view = spots.spot_view(ctx, harbor_id, spot)
+    named = view.campaign_name
     assert resumed[0] == spot and resumed[3] == f"Working on {named}."
+    assert resumed[8] == named and resumed[10] == view.brief.headline != ""  # the brief's words
     assert studio.brand_kit(harbor)["files"] == {"logo": logo.name}
 
     # Another business: the defaults everywhere, a blank studio, and its spot has no logo.

@@ -19,7 +19,7 @@ from engine import Engine
 from storage import Business
 from templates.audio import pcm
 from templates.errors import BriefError
-from templates.export import frames_at
+from templates.export import frames_at, scene_stills
 from templates.mix import VoiceOverTooLong
 from templates.spec import load_template
 from templates.storyboard import UPLOADED, CopyError, build_storyboard
@@ -248,3 +248,22 @@ def test_a_brief_file_s_voice_over_and_music_go_through_spot_create(
     # A built-in style, by its name.
     chosen = spots.brief_form("VO", "product-hero", {**BRIEF, "music": "calm"}, [photo])
     assert (chosen.music, chosen.music_file) == ("calm", None)
+
+
+def test_the_storyboard_shows_the_product_in_its_scenes_before_a_background_is_chosen(
+    ctx, business_ids, photo, engine
+):
+    business = business_ids[0]
+    spot = spots.create_spot(ctx, business, form(photo)).id
+    view = spots.spot_view(ctx, business, spot)
+    board = build_storyboard(load_template(view.template_id), view.brief)
+    plain = scene_stills(board, {}, spots.BOARD)  # brand cards, nothing on them
+    cards = spots.storyboard(ctx, engine, business, spot)
+    product_scenes = [s.index for s in board.scenes if s.visual.source == "product"]
+    assert product_scenes
+    for scene, card, card_alone in zip(board.scenes, cards, plain, strict=True):
+        moved = np.abs(np.asarray(card.still, float) - np.asarray(card_alone, float)).mean()
+        if scene.index in product_scenes:
+            assert moved > 5, scene.title  # the espresso cup stands on the card
+        else:
+            assert moved == 0, scene.title

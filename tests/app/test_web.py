@@ -235,7 +235,9 @@ def on_a_phone(browser, signed_in: dict, url: str, shots: Path) -> None:
     page.goto(url)
     expect(page.locator("#who")).to_contain_text("Harbor Coffee", timeout=MINUTE)
     expect(page.locator("#working-on")).to_contain_text("Espresso week", timeout=MINUTE)
-    expect(page.get_by_label("Headline")).to_be_visible()
+    # The brief shows the words the spot was made from, not a blank form.
+    expect(page.get_by_label("Headline")).to_have_value("Fresh espresso, fast")
+    expect(page.get_by_label("Campaign name")).to_have_value("Espresso week")
     steps.shot("brief")
     tab(page, "2 · Storyboard")
     expect(page.locator("#board .thumbnail-item")).to_have_count(4, timeout=MINUTE)
@@ -371,8 +373,10 @@ def test_a_missing_model_and_a_full_queue_are_explained(browser, app_server, pho
     with app_server(SPOTFORGE_MAX_WAITING_JOBS="3") as url:  # same data, a smaller queue
         page.goto(url)  # still signed in
         expect(page.locator("#who")).to_contain_text("Harbor Coffee", timeout=MINUTE)
-        # A returning owner: the last spot is open, the brief starts from the brand kit.
+        # A returning owner: the last spot is open with its brief's words, the brand kit's in
+        # the brand fields.
         expect(page.locator("#working-on")).to_contain_text("Espresso week", timeout=MINUTE)
+        expect(page.get_by_label("Offer")).to_have_value("20 % off this week")
         web = page.get_by_label("Web address (shown with a QR code)")
         expect(web).to_have_value("harborcoffee.com")
         tab(page, "Library")
