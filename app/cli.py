@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from app.config import Settings
+from engine.presets import DEFAULT_PRESET  # data only, as app.config takes it
 from storage import Database, migrate
 from templates.qc_specs import SPECS  # data only: the qc command's help lists the names
 
@@ -334,7 +335,7 @@ def generate(
 
 @cli.command()
 def bench(
-    preset: str = typer.Option("mini-sd"),
+    preset: str = typer.Option(DEFAULT_PRESET, help="Default: the default offline model."),
     task: str = typer.Option("text-to-image"),
     method: list[str] = typer.Option(
         ["balanced"], help="A recipe, or a peer: deepcache:N, tomesd:R (repeat for several)."

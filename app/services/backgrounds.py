@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from app.services.library import AudienceView, GeographyView, background_prompt
+from app.services.library import AudienceView, GeographyView, background_prompt, geographies
+from app.services.place_reading import drawn_place
 from app.services.results_cache import Reuse, is_stored, key_of, stored
 from engine import ENGINE_VERSION, Engine, Layout, TextToImage, preset_for, with_defaults
 from storage import GenerationParams
@@ -44,13 +45,24 @@ def background_request(
     recipe: str = "balanced",
 ) -> TextToImage:
     """The background of `business_id`'s variants set in `geography` in `audience`'s light, for
-    a run (or a look) at `seed`: a built-in place drawn from its layout where the model draws
-    layouts (`engine.layouts`), so its landmark stands in a composition of the business's own."""
-    layout = Layout.of(geography.name, audience.time_of_day, geography.weather)
+    a run (or a look) at `seed`."""
+    return place_request(
+        geography, audience.time_of_day, business_id=business_id, preset=preset, seed=seed,
+        recipe=recipe,
+    )  # fmt: skip
+
+
+def place_request(
+    geography: GeographyView, light: str, *, business_id: int, preset: str, seed: int, recipe: str
+) -> TextToImage:
+    """`business_id`'s picture of `geography` in `light` at `seed`: a built-in place drawn from
+    its layout where the model draws layouts (`engine.layouts`), so its landmark stands in a
+    composition of the business's own."""
+    layout = Layout.of(geography.name, light, geography.weather)
     draws_layouts = preset_for(preset).layout_strength is not None
     return TextToImage(
         preset=preset,
-        prompt=background_prompt(geography, audience),
+        prompt=background_prompt(geography, light),
         seed=background_seed(business_id, geography.name, seed),
         recipe=recipe,
         layout=layout.text if layout and draws_layouts else "",
@@ -73,14 +85,26 @@ def background_seed(business_id: int, geography: str, seed: int) -> int:
     return int.from_bytes(digest[:4], "big") >> 1  # 31 bits: any engine's seed type holds it
 
 
-def setting_request(setting: str, *, preset: str, seed: int, recipe: str) -> TextToImage:
-    """The background of a spot as briefed, before any personalization: its `setting`."""
-    return TextToImage(
-        preset=preset,
-        prompt=f"{setting.strip()}, photograph, no people",
-        seed=seed,
-        recipe=recipe,
-        **final_size(preset),
+def setting_request(
+    ctx: AppContext, business_id: int, setting: str, *, preset: str, seed: int, recipe: str
+) -> TextToImage:
+    """The background of a spot as briefed, before any personalization: its `setting`, or the
+    built-in place it names where the model draws places from their layouts (`place_reading`),
+    as the business's variants there are drawn (its own copy of the place, if it keeps one)."""
+    reading = drawn_place(preset, setting)
+    if reading is None:
+        return TextToImage(
+            preset=preset,
+            prompt=f"{setting.strip()}, photograph, no people",
+            seed=seed,
+            recipe=recipe,
+            **final_size(preset),
+        )
+    place = next(g for g in geographies(ctx, business_id) if g.name == reading.geography)
+    if reading.weather:
+        place = replace(place, weather=reading.weather)
+    return place_request(
+        place, reading.light, business_id=business_id, preset=preset, seed=seed, recipe=recipe
     )
 
 

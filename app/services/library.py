@@ -55,12 +55,26 @@ class AudienceView:
 
 @cache
 def catalog() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The built-in geographies and audiences as the catalog files define them."""
-    geographies = tomllib.loads((CATALOG / "geographies.toml").read_text())["geography"]
+    """The built-in geographies and audiences as the catalog files define them (a geography's
+    stored fields: the names it is known by are `known_as()`'s)."""
+    geographies = [
+        {k: v for k, v in entry.items() if k != "known_as"} for entry in _geography_entries()
+    ]
     audiences = tomllib.loads((CATALOG / "audiences.toml").read_text())["audience"]
     for entry in audiences:
         _check_time(entry["time_of_day"])
     return geographies, audiences
+
+
+@cache
+def known_as() -> dict[str, tuple[str, ...]]:
+    """Each built-in geography's name with the other names a person types for it."""
+    return {g["name"]: (g["name"], *g.get("known_as", ())) for g in _geography_entries()}
+
+
+@cache
+def _geography_entries() -> list[dict[str, Any]]:
+    return tomllib.loads((CATALOG / "geographies.toml").read_text())["geography"]
 
 
 def install_builtins(db: Database) -> None:
@@ -131,14 +145,15 @@ def builtin_views() -> tuple[list[GeographyView], list[AudienceView]]:
     return sorted(places, key=lambda g: g.name), sorted(people, key=lambda a: a.name)
 
 
-def background_prompt(geography: GeographyView, audience: AudienceView) -> str:
-    """The background for a variant: the geography's landscape in the audience's light first
-    (what every model, mini-sd included, draws from), then the details real models add. Only
-    the light comes from the audience, so audiences that share it share the background."""
+def background_prompt(geography: GeographyView, light: str) -> str:
+    """The background of a place in a light (an audience's time of day): the geography's
+    landscape in that light first (what every model, mini-sd included, draws from), then the
+    details real models add. Only the light comes from an audience, so audiences that share it
+    share the background."""
     details = ", ".join(
         part for part in (geography.landmarks, geography.architecture) if part.strip()
     )
-    head = f"{geography.landscape} {TIMES_OF_DAY[audience.time_of_day]}, {geography.weather}"
+    head = f"{geography.landscape} {TIMES_OF_DAY[light]}, {geography.weather}"
     return f"{head}, {details}, photograph, no people"
 
 

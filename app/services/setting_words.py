@@ -1,13 +1,15 @@
 """What the model makes of a spot's setting ("Where it is set") before anything is drawn: the
-words it leaves out, said as they are typed, and the built-in places and looks it knows,
-offered as suggestions. A model that reads any text leaves nothing out; one not on this machine
-is said to be missing where it is asked to draw, not here."""
+words it leaves out, said as they are typed (or the built-in place the setting is drawn as,
+`place_reading`), and the built-in places and looks it knows, offered as suggestions. A model
+that reads any text leaves nothing out; one not on this machine is said to be missing where it
+is asked to draw, not here."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from app.services import library
+from app.services.place_reading import drawn_place, draws_places
 from engine import ModelUnavailable
 
 if TYPE_CHECKING:
@@ -22,7 +24,17 @@ def left_out(engine: Engine, preset: str, setting: str) -> list[str]:
 
 
 def left_out_note(engine: Engine, preset: str, setting: str) -> str:
-    """One sentence for the page and the API ("" when every word is known)."""
+    """One sentence for the page and the API: the built-in place the setting is drawn as, or
+    the words the model leaves out ("" when every word is known)."""
+    place = drawn_place(preset, setting)
+    if place is not None:
+        landmarks = {g["name"]: g["landmarks"] for g in library.catalog()[0]}[place.geography]
+        look = library.TIMES_OF_DAY[place.light] + (", cloudy" if place.weather == "cloudy" else "")
+        named = "" if place.named_by == place.geography else f", for '{place.named_by}'"
+        return (
+            f"Drawn as the built-in place {place.geography} ({landmarks}) {look}{named}: the "
+            f"picture model ({model_name(preset)}) draws the place, not the other words."
+        )
     kept, lost = _read(engine, preset, setting)
     if not lost:
         return ""
@@ -35,9 +47,12 @@ def left_out_note(engine: Engine, preset: str, setting: str) -> str:
 
 
 def suggestions(engine: Engine, preset: str) -> list[str]:
-    """Settings made only of words the model knows: each built-in place's landscape and
-    landmarks, plain and in each light."""
+    """Settings the model draws whole: each built-in place by its name, the lights in turn,
+    where the model draws places from their layouts; else each place's landscape and
+    landmarks in words the model knows, plain and in each light."""
     geographies, _ = library.catalog()
+    if draws_places(preset):
+        return [g["name"] + LOOKS[i % len(LOOKS)] for i, g in enumerate(geographies)]
     phrases = dict.fromkeys(
         phrase.strip().lower()
         for g in geographies

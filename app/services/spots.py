@@ -507,11 +507,9 @@ def background_candidates(
 ) -> list[tuple[int, Path]]:
     """Backgrounds for the spot's setting, one per seed (each made once and kept)."""
     preset = preset or ctx.settings.model
-    with ctx.tenant(business_id) as tenant:
-        setting = brief_of(tenant.campaigns.spot(spot_id).copy).setting
     made = []
     for seed in seeds:
-        request = setting_request(setting, preset=preset, seed=seed, recipe=recipe)
+        request = _setting_request(ctx, business_id, spot_id, preset, seed, recipe)
         result = background(ctx, engine, business_id, request)
         with ctx.tenant(business_id) as tenant:
             made.append((seed, tenant.assets.path(result.asset_id)))
@@ -532,11 +530,11 @@ def choose_background(
     any, is its parent). Choosing the current one again changes nothing. Returns the base's id."""
     preset = preset or ctx.settings.model
     revision = engine.revision(preset)
+    request = _setting_request(ctx, business_id, spot_id, preset, seed, recipe)
     with ctx.tenant(business_id) as tenant:
         spot = tenant.campaigns.spot(spot_id)
         current = tenant.variants.base_of(spot_id)
         brief = brief_of(spot.copy)
-        request = setting_request(brief.setting, preset=preset, seed=seed, recipe=recipe)
         params = generation_params(
             request, revision, {"role": "base", **variant_inputs(spot, brief)}
         )
@@ -544,6 +542,15 @@ def choose_background(
             return current.id
         parent = None if current is None else current.id
         return tenant.variants.create(spot_id, params, parent_id=parent).id
+
+
+def _setting_request(
+    ctx: AppContext, business_id: int, spot_id: int, preset: str, seed: int, recipe: str
+) -> TextToImage:
+    """The spot's background as briefed at `seed` (its setting read afresh)."""
+    with ctx.tenant(business_id) as tenant:
+        setting = brief_of(tenant.campaigns.spot(spot_id).copy).setting
+    return setting_request(ctx, business_id, setting, preset=preset, seed=seed, recipe=recipe)
 
 
 def base_variant(

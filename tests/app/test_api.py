@@ -103,10 +103,14 @@ def test_the_whole_flow_through_the_api(app_server, photo, tmp_path):
     with app_server() as url:
         api = client(url, sign_up(url, "Harbor Coffee", "owner@harbor.test"))
         assert "Harbor Coffee" in api.predict(api_name="/whoami")
-        # The words of a setting the model leaves out, said before the spot is made.
+        # What the default model makes of a setting, said before the spot is made: the
+        # built-in place it names, or the words it leaves out.
         note = api.predict("Mission Peak in Fremont at sunset", api_name="/setting_words")
-        assert note == ("The picture model (mini-sd) does not know 'mission', 'peak', 'in', "
-                        "'fremont', 'sunset'; it draws the picture without them.")  # fmt: skip
+        assert note.startswith("Drawn as the built-in place San Francisco Bay Area (Mission "
+                               "Peak above the bay) at golden hour")  # fmt: skip
+        note = api.predict("a cosy bakery by the harbor", api_name="/setting_words")
+        assert note == ("The picture model (landmark-dit) does not know 'a', 'cosy', 'bakery', "
+                        "'harbor'; it draws the picture without them.")  # fmt: skip
         assert api.predict("street with buildings at night", api_name="/setting_words") == ""
         spot = create_spot(api, photo, "Espresso week")
         candidates, _ = api.predict(spot, 0, api_name="/background_candidates")

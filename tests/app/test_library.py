@@ -66,7 +66,7 @@ def test_background_prompts_draw_each_geography_s_landscape(ctx, business_ids, t
     geographies = library.geographies(ctx, business_ids[0])
     runners = {a.name: a for a in library.audiences(ctx, business_ids[0])}["Young runners"]
     bay = next(g for g in geographies if g.name == "San Francisco Bay Area")
-    prompt = library.background_prompt(bay, runners)
+    prompt = library.background_prompt(bay, runners.time_of_day)
     assert prompt.startswith("green mountains during the day, clear, Mission Peak")
 
     archetype_of = {caption: key for key, caption in ARCHETYPES.items()}
@@ -74,7 +74,11 @@ def test_background_prompts_draw_each_geography_s_landscape(ctx, business_ids, t
     with Engine(model_dir=tmp_path, device="cpu") as engine:
         results = [
             engine.generate(
-                TextToImage(preset="mini-sd", prompt=library.background_prompt(g, runners), seed=1)
+                TextToImage(
+                    preset="mini-sd",
+                    prompt=library.background_prompt(g, runners.time_of_day),
+                    seed=1,
+                )
             )
             for g in geographies
         ]
@@ -101,7 +105,7 @@ def test_each_builtin_place_names_the_landmark_its_model_was_trained_on():
     assert {p.name for p in places} == set(SIGNATURES) == set(LANDSCAPES)
     for place in places:
         for audience in people:
-            prompt = library.background_prompt(place, audience)
+            prompt = library.background_prompt(place, audience.time_of_day)
             kept = " ".join(w for w in re.findall("[a-z]+", prompt.lower()) if w in known)
             asked = LandmarkParams(place.name, audience.time_of_day, place.weather, 0)
             caption = landmark_dit.caption(asked, "landscape-first")
@@ -119,7 +123,11 @@ def test_landmark_dit_draws_each_builtin_place_recognisably_from_its_background_
     classifier = SceneClassifier.fit(target="geography")
     with Engine(model_dir=tmp_path, device="cpu") as engine:
         requests = [
-            TextToImage(preset="landmark-dit", prompt=library.background_prompt(g, runners), seed=1)
+            TextToImage(
+                preset="landmark-dit",
+                prompt=library.background_prompt(g, runners.time_of_day),
+                seed=1,
+            )
             for g in geographies
         ]
         results = [handle.result() for handle in engine.submit_all(requests)]

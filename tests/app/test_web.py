@@ -299,16 +299,21 @@ def test_mistakes_show_a_clear_message(browser, app_server, photo, tmp_path):
         problem = re.compile("too long|does not fit|not recognised|corrupt")
         expect(page.get_by_text(problem)).to_be_visible()
         expect(page.get_by_text(re.compile("Traceback"))).to_have_count(0)
-        # The words of a setting the model does not know are said as they are typed; the
-        # suggestions are settings it draws whole.
+        # What the model makes of a setting is said as it is typed: the built-in place it
+        # names, or the words it does not know; the suggestions are the places it draws.
         setting = page.get_by_label("Where it is set", exact=True)
         setting.fill("Mission Peak in Fremont at sunset")
         expect(page.locator("#setting-note")).to_contain_text(
-            "The picture model (mini-sd) does not know 'mission', 'peak', 'in', 'fremont', 'sunset'"
+            "Drawn as the built-in place San Francisco Bay Area (Mission Peak above the bay) at "
+            "golden hour, for 'Mission Peak'"
         )
-        page.get_by_text("snowy peaks at golden hour", exact=True).click()
-        expect(setting).to_have_value("snowy peaks at golden hour")
-        expect(page.locator("#setting-note")).not_to_contain_text("does not know")
+        setting.fill("a cosy bakery by the harbor")
+        expect(page.locator("#setting-note")).to_contain_text(
+            "The picture model (landmark-dit) does not know 'a', 'cosy', 'bakery', 'harbor'"
+        )
+        page.get_by_text("Miami at night", exact=True).click()
+        expect(setting).to_have_value("Miami at night")
+        expect(page.locator("#setting-note")).to_contain_text("Drawn as the built-in place Miami")
         page.screenshot(path=tmp_path / "setting.png", full_page=True)
 
         # Their own pictures: a file that is not one is refused in a sentence; a photo added
