@@ -1,16 +1,16 @@
 """What review catches, what it flags wrongly, and what it costs, on a real run.
 
-    python -m app.review_bench [--geographies 5] [--audiences 4] [--seed 0] [--out DIR]
+    python -m app.review_bench [--geographies 5] [--audiences 4] [--seed 0] [--preset P] [--out DIR]
 
-A business's espresso spot is made for the first N built-in places x M audiences with mini-sd
-(a fresh data folder under --out), and every variant is reviewed as it came out ("clean"):
-each check's failures are counted and a contact sheet of the flagged variants' frames is
-written (`flagged.png`), to be looked at by hand: a flag is a catch if the picture is wrong as
-the check says, else a false alarm. Then known faults are planted, one kind per variant (a key
-frame edited on disk, a frame whose product is cut off, a frame copied from another place, a
-blank frame), and the review is run again: each fault is caught when the check it should
-trip fails that variant. Prints the counts as JSON and a markdown table, with the cost of
-review per variant in wall and process CPU seconds.
+A business's espresso spot is made for the first N built-in places x M audiences with the
+default model, or --preset (a fresh data folder under --out), and every variant is reviewed as
+it came out ("clean"): each check's failures are counted and a contact sheet of the flagged
+variants' frames is written (`flagged.png`), to be looked at by hand: a flag is a catch if the
+picture is wrong as the check says, else a false alarm. Then known faults are planted, one kind
+per variant (a key frame edited on disk, a frame whose product is cut off, a frame copied from
+another place, a blank frame), and the review is run again: each fault is caught when the check
+it should trip fails that variant. Prints the counts as JSON and a markdown table, with the
+cost of review per variant in wall and process CPU seconds.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from app.services import AppContext, bulk, library
 from app.services.matrix import plan_matrix
 from app.services.review import CHECKS, SpotReview, review_spot
 from engine import Engine
+from engine.presets import DEFAULT_PRESET
 from storage import RenderTier
 
 # Each planted fault, and the check that must catch it.
@@ -45,6 +46,7 @@ def main() -> None:
     parser.add_argument("--geographies", type=int, default=5)
     parser.add_argument("--audiences", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--preset", default=DEFAULT_PRESET)
     parser.add_argument("--out", type=Path, default=Path("var/review-bench"))
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -55,7 +57,7 @@ def main() -> None:
         places = [g.id for g in library.geographies(ctx, business)][: args.geographies]
         people = [a.id for a in library.audiences(ctx, business)][: args.audiences]
         with Engine(model_dir=settings.data_dir / "models", device="cpu") as engine:
-            plan = plan_matrix(ctx, engine, business, [spot], places, people, preset="mini-sd",
+            plan = plan_matrix(ctx, engine, business, [spot], places, people, preset=args.preset,
                                seed=args.seed)  # fmt: skip
             bulk.work(ctx, engine, business, bulk.start(ctx, engine, business, plan))
             clean, cost = _timed(lambda: review_spot(ctx, engine, business, spot))

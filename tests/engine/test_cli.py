@@ -58,19 +58,20 @@ def test_generate_a_still(tmp_path):
     assert run.returncode == 0, run.stderr
     summary = json.loads(run.stdout)
     assert Image.open(tmp_path / "beach.png").size == (128, 128)
-    # No --preset: the default, our own mini-sd, which knows "beach" and "at" but not the rest.
-    assert summary["params"]["seed"] == 7 and summary["params"]["model_id"] == "mini-sd"
+    # No --preset: the default, our own landmark-dit, which knows "beach" and "at" only.
+    assert summary["params"]["seed"] == 7 and summary["params"]["model_id"] == "landmark-dit"
     assert summary["params"]["prompt"] == "beach at"
-    assert summary["warnings"] == ["mini-sd does not know 'a', 'noon'; left out of the prompt"]
-    assert "warning: mini-sd does not know 'a', 'noon'" in run.stderr
+    assert summary["warnings"] == ["landmark-dit does not know 'a', 'noon'; left out of the prompt"]
+    assert "warning: landmark-dit does not know 'a', 'noon'" in run.stderr
     assert summary["timings"]["denoising"] > 0
 
 
 def test_generate_inpaint_and_clips(tmp_path, photo_file):
     mask = tmp_path / "mask.png"
     inpaint = [
-        "generate", "--task", "inpaint", "--prompt", "desert dunes", "--image", str(photo_file),
-        "--mask", str(mask), "--size", "128x128", "-o", str(tmp_path / "rock.png"),
+        "generate", "--preset", "mini-sd", "--task", "inpaint", "--prompt", "desert dunes",
+        "--image", str(photo_file), "--mask", str(mask), "--size", "128x128",
+        "-o", str(tmp_path / "rock.png"),
     ]  # fmt: skip
     Image.new("L", (400, 300), 255).save(mask)
     wrong = spotforge(tmp_path, *inpaint)
@@ -112,7 +113,10 @@ def test_generate_errors(tmp_path, photo_file):
             "cannot read",
         ),
         (["--prompt", "x", "--size", "big"], "size must look like 512x512"),
-        (["--prompt", "a red car"], "mini-sd knows none of the words in the prompt; it knows:"),
+        (
+            ["--preset", "mini-sd", "--prompt", "a red car"],
+            "mini-sd knows none of the words in the prompt; it knows:",
+        ),
     ]
     for args, message in cases:
         run = spotforge(tmp_path, "generate", *args, "-o", str(tmp_path / "x.png"))
