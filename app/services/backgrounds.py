@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from app.services.library import AudienceView, GeographyView, background_prompt, geographies
-from app.services.place_reading import drawn_place
+from app.services.place_reading import drawn_place, draws_places
 from app.services.results_cache import Reuse, is_stored, key_of, stored
 from engine import ENGINE_VERSION, Engine, Layout, TextToImage, preset_for, with_defaults
 from storage import GenerationParams
@@ -59,13 +59,12 @@ def place_request(
     its layout where the model draws layouts (`engine.layouts`), so its landmark stands in a
     composition of the business's own."""
     layout = Layout.of(geography.name, light, geography.weather)
-    draws_layouts = preset_for(preset).layout_strength is not None
     return TextToImage(
         preset=preset,
         prompt=background_prompt(geography, light),
         seed=background_seed(business_id, geography.name, seed),
         recipe=recipe,
-        layout=layout.text if layout and draws_layouts else "",
+        layout=layout.text if layout and draws_places(preset) else "",
         **final_size(preset),
     )
 
