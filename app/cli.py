@@ -394,23 +394,25 @@ def train(
     model: str = typer.Option(
         "mini-sd",
         help="mini-sd (the UNet), mini-dit (the transformer), landmark-dit (model v2's 16:9 "
-        "landmark scenes), landmark-upscaler (landmark-dit's upscaler to 1920x1080) or "
-        "shape-judge (the network that names a place from its shapes, for landmark-dit's card).",
+        "landmark scenes), landmark-decoder (landmark-dit's wider decoder, on its encoder), "
+        "landmark-upscaler (landmark-dit's upscaler to 1920x1080) or shape-judge (the network "
+        "that names a place from its shapes, for landmark-dit's card).",
     ),
     work: Path = typer.Option(
         None, help="Data cache, checkpoints and loss logs (var/train/MODEL); reruns resume."
     ),
     out: Path = typer.Option(
         None,
-        help="Where the model goes (engine/weights/MODEL; the upscaler: "
-        "engine/weights/landmark-dit/upscaler).",
+        help="Where the model goes (engine/weights/MODEL; the decoder and the upscaler: "
+        "engine/weights/landmark-dit's vae and upscaler).",
     ),
     grid: Path = typer.Option(None, help="Sample grid to write (docs/MODEL-grid.png)."),
     base: Path = typer.Option(
         None,
         help="mini-dit: the mini-sd whose autoencoder it uses (engine/weights/mini-sd); "
+        "landmark-decoder: the landmark-dit whose encoder it decodes, and "
         "landmark-upscaler: the landmark-dit whose pictures its card measures "
-        "(engine/weights/landmark-dit).",
+        "(both engine/weights/landmark-dit).",
     ),
     seed: int = typer.Option(0),
     threads: int = typer.Option(2, min=1, help="CPU threads (results depend on it)."),
@@ -419,11 +421,12 @@ def train(
     ),
 ) -> None:
     """Train mini-sd (under 2 hours on 2 cores), mini-dit (about 1 hour, on mini-sd's
-    autoencoder), landmark-dit (about 1.5 hours), landmark-upscaler (about 40 minutes, with its
-    card) or the shape judge (about 5 minutes) from the procedural scenes, then write the model
-    card and sample grid (landmark-dit: a contact sheet; the upscaler: a crop at 1:1).
-    Interrupted runs resume from their last checkpoint, except the shape judge's, which starts
-    afresh."""
+    autoencoder), landmark-dit (about 1.5 hours), landmark-decoder (about 15 minutes, after
+    landmark-dit, whose card it re-measures), landmark-upscaler (about 40 minutes, with its card)
+    or the shape judge (about 5 minutes) from the procedural scenes, then write the model card
+    and sample grid (landmark-dit and its decoder: a contact sheet; the upscaler: a crop at
+    1:1). Interrupted runs resume from their last checkpoint, except the shape judge's, which
+    starts afresh."""
     import json
 
     from engine.presets import get_preset
@@ -431,11 +434,10 @@ def train(
     from engine.training.train import Plan, train_dit
     from engine.training.train import train as train_sd
 
-    if model not in ("mini-sd", "mini-dit", "landmark-dit", "landmark-upscaler", "shape-judge"):
-        raise _fail(
-            f"unknown model {model!r}: mini-sd, mini-dit, landmark-dit, landmark-upscaler or "
-            "shape-judge"
-        )
+    models = ("mini-sd", "mini-dit", "landmark-dit", "landmark-decoder", "landmark-upscaler",
+              "shape-judge")  # fmt: skip
+    if model not in models:
+        raise _fail(f"unknown model {model!r}: {', '.join(models[:-1])} or {models[-1]}")
     if device != "cpu" and model not in ("landmark-dit", "landmark-upscaler"):
         raise _fail(f"{model} trains on the CPU only; --device is for model v2's two stages")
     if device not in ("cpu", "cuda"):
@@ -447,7 +449,10 @@ def train(
             raise _fail("--device cuda: this machine has no CUDA GPU that torch can use")
     work = work or Path("var/train") / model
     # The upscaler is part of landmark-dit's preset: its folder is inside landmark-dit's.
-    default_out = {"landmark-upscaler": Path("engine/weights/landmark-dit/upscaler")}
+    default_out = {
+        "landmark-upscaler": Path("engine/weights/landmark-dit/upscaler"),
+        "landmark-decoder": Path("engine/weights/landmark-dit"),  # its vae/
+    }
     out = out or default_out.get(model, Path("engine/weights") / model)
     command = f"spotforge train --model {model}" + (f" --seed {seed}" if seed else "")
     command += f" --device {device}" if device != "cpu" else ""
@@ -462,6 +467,21 @@ def train(
         judge.save(out)
         accuracy = write_judge_card(judge_plan, out, history, command)
         typer.echo(json.dumps({"out": str(out), "held_out": accuracy}))
+        return
+    if model == "landmark-decoder":
+        from engine.training.landmark_card import refresh_evaluation
+        from engine.training.landmark_decoder import DecoderPlan, train_decoder, write_decoder_card
+
+        decoder_plan = DecoderPlan(seed=seed)
+        try:
+            found = train_decoder(decoder_plan, work, base or out, out, threads=threads)
+        except ValueError as exc:
+            raise _fail(str(exc)) from exc
+        summary = write_decoder_card(decoder_plan, work, out, found, command)
+        # landmark-dit's card measured its pictures through the decoder it was trained with.
+        sheet = grid or Path("docs") / "landmark-dit-sheet.png"
+        scores = refresh_evaluation(out, sheet)
+        typer.echo(json.dumps({"out": str(out / "vae"), **summary, "recognised": scores}))
         return
     if model == "landmark-upscaler":
         from engine.training.train_upscaler import UpscalerPlan, train_upscaler

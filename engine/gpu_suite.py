@@ -123,13 +123,19 @@ def _upscaler(work: Path) -> None:
 
 
 def _landmark_dit(work: Path) -> None:
-    """Model v2's base trained on the GPU's plan, with its card and contact sheet."""
+    """Model v2's base trained on the GPU's plan, then its decoder (`landmark_decoder`), with
+    their cards and the contact sheet."""
     from engine.training import landmark_dit
     from engine.training.landmark_card import write_landmark_card
+    from engine.training.landmark_decoder import DecoderPlan, train_decoder, write_decoder_card
 
     plan = landmark_dit.LandmarkPlan.for_device("cuda")
     out = work / "landmark-dit"
     landmark_dit.train(plan, work / "train", out, threads=15)
+    decoder_plan = DecoderPlan(device="cuda")
+    decoder = train_decoder(decoder_plan, work / "decoder", out, out, threads=15)
+    suite = "python -m engine.gpu_suite OUT --parts landmark-dit"
+    write_decoder_card(decoder_plan, work / "decoder", out, decoder, suite)
     command = "spotforge train --model landmark-dit --device cuda"
     scores = write_landmark_card(
         plan, work / "train", out, work / "landmark-dit-sheet.png", command

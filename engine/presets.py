@@ -14,7 +14,7 @@ from engine.errors import ModelUnavailable
 from engine.requests import Task
 
 # What runs when no other model is configured: model v2, whose built-in places are
-# recognisable (drawn from their layouts) and whose finals carry about 5x mini-sd's detail.
+# recognisable (drawn from their layouts) and whose finals carry about 6x mini-sd's detail.
 DEFAULT_PRESET = "landmark-dit"
 IMAGE_TASKS = (Task.TEXT_TO_IMAGE, Task.IMAGE_TO_IMAGE, Task.INPAINT)
 I2V_TASKS = (Task.IMAGE_TO_VIDEO, Task.REFERENCE_TO_VIDEO)

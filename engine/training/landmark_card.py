@@ -201,7 +201,8 @@ def write_landmark_card(
         "Model v2's first stage: Spotforge's own diffusion transformer for the built-in "
         "geographies' landmark scenes, drawn natively in 16:9 at 256x144 (the Stable Diffusion "
         f"3 architecture in miniature: an MMDiT, two CLIP text encoders, no T5, rectified flow; "
-        f"its own DC autoencoder at x8 with {LATENT_CHANNELS} latent channels). It runs through "
+        f"its own DC autoencoder at x8 with {LATENT_CHANNELS} latent channels, whose decoder "
+        "is then trained on alone: its card in `vae/`). It runs through "
         "diffusers' SD3 text-to-image pipeline (`text_encoder_3=None`). Its second stage, an "
         "upscaler in `upscaler/` (its own card there), takes the picture to 1920x1080. See "
         "`engine/training/landmark_dit.py`.",

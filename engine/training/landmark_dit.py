@@ -208,24 +208,31 @@ def _unit(pixels: torch.Tensor) -> torch.Tensor:
     return pixels.float() / 127.5 - 1.0
 
 
-def _train_vae(plan: LandmarkPlan, work: Path, autoencoder, images: torch.Tensor) -> None:
-    """L1 with an edge term on random crops, each from its own place in its own scene: a crop
-    place shared by the batch gave mostly sky to whole batches."""
+def random_crops(
+    images: torch.Tensor, batch: int, size: int, g: torch.Generator, device: str
+) -> torch.Tensor:
+    """`batch` square crops of `size` in [-1, 1], each from its own place in its own scene: a
+    crop place shared by the batch gave mostly sky to whole batches."""
     height, width = images.shape[2:]
-    size = plan.vae_crop
+    pick = torch.randint(len(images), (batch,), generator=g).tolist()
+    tops = torch.randint(height - size + 1, (batch,), generator=g).tolist()
+    lefts = torch.randint(width - size + 1, (batch,), generator=g).tolist()
+    crops = [
+        images[i, :, t : t + size, x : x + size] for i, t, x in zip(pick, tops, lefts, strict=True)
+    ]
+    return _unit(torch.stack(crops).to(device))
 
+
+def autoencoder_loss(recon: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """L1 with an edge term: sharp horizons, windows and tree lines."""
+    edges = sum(F.l1_loss(recon.diff(dim=d), x.diff(dim=d)) for d in (2, 3))
+    return F.l1_loss(recon, x) + edges
+
+
+def _train_vae(plan: LandmarkPlan, work: Path, autoencoder, images: torch.Tensor) -> None:
     def step_loss(g: torch.Generator) -> torch.Tensor:
-        pick = torch.randint(len(images), (plan.vae_batch,), generator=g).tolist()
-        tops = torch.randint(height - size + 1, (plan.vae_batch,), generator=g).tolist()
-        lefts = torch.randint(width - size + 1, (plan.vae_batch,), generator=g).tolist()
-        crops = [
-            images[i, :, t : t + size, x : x + size]
-            for i, t, x in zip(pick, tops, lefts, strict=True)
-        ]
-        x = _unit(torch.stack(crops).to(plan.device))
-        recon = autoencoder.decode(autoencoder.encode(x).latent).sample
-        edges = sum(F.l1_loss(recon.diff(dim=d), x.diff(dim=d)) for d in (2, 3))
-        return F.l1_loss(recon, x) + edges
+        x = random_crops(images, plan.vae_batch, plan.vae_crop, g, plan.device)
+        return autoencoder_loss(autoencoder.decode(autoencoder.encode(x).latent).sample, x)
 
     autoencoder.train()
     run_stage(plan, work, "vae", {"vae": autoencoder}, plan.vae_lr, step_loss)

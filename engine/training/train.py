@@ -50,7 +50,7 @@ from engine.training.scenes import ARCHETYPES, TIMES, WEATHER, SceneParams, draw
 # them in their data-flow order.
 STAGES = (
     "vae", "vae-whole", "unet", "decoder", "unet-tune", "dit", "sr-net", "sr-adversarial",
-    "dit-tune",
+    "dit-tune", "dc-decoder",
 )  # fmt: skip
 RUN_ORDER = ("vae", "vae-whole", "unet", "unet-tune", "decoder")
 CAPTION_FORMS = ("full", "no-weather", "no-time", "archetype", "empty")

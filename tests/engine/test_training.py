@@ -237,6 +237,52 @@ def test_landmark_dit_trains_on_named_places_into_a_plain_16_9_sd3_pipeline(tmp_
     assert latents.shape == (1, 16, 18, 32) and pipe.vae.config.scaling_factor > 0
 
 
+def test_landmark_dits_decoder_trains_on_alone_on_its_encoder(tmp_path):
+    """The decoder stage: landmark-dit's decoder trained on, its encoder unchanged, so its
+    transformer's latents mean what they meant; the preset still loads the diffusers way and
+    draws; a rerun trains nothing again, and an autoencoder this stage already trained on is
+    refused with a sentence; its card says what it keeps of a drawing."""
+    import shutil
+
+    from diffusers import StableDiffusion3Pipeline
+
+    from engine.loading import BUNDLED_DIR
+    from engine.training.landmark_decoder import DecoderPlan, train_decoder, write_decoder_card
+    from engine.training.landmarks import LandmarkParams
+
+    preset = tmp_path / "landmark-dit"
+    shutil.copytree(BUNDLED_DIR / "landmark-dit", preset)
+    (preset / "vae" / "README.md").unlink(missing_ok=True)  # as landmark-dit's training wrote it
+    plan = DecoderPlan(images=4, decoder_steps=3, batch=2, crop=32, warmup=1, checkpoint_every=2)
+    trained = train_decoder(plan, tmp_path / "w", preset, preset, threads=1)
+    assert [row[0] for row in read_losses(tmp_path / "w", "dc-decoder")] == [0, 1, 2]
+    before = load_file(BUNDLED_DIR / "landmark-dit" / "vae" / "diffusion_pytorch_model.safetensors")
+    after = load_file(preset / "vae" / "diffusion_pytorch_model.safetensors")
+    encoder = [k for k in before if k.startswith("encoder.")]
+    assert encoder and all(torch.equal(before[k], after[k]) for k in encoder)
+    assert not all(torch.equal(before[k], after[k]) for k in before if k.startswith("decoder."))
+    config = json.loads((preset / "vae" / "config.json").read_text())
+    base_config = json.loads((BUNDLED_DIR / "landmark-dit" / "vae" / "config.json").read_text())
+    assert config["scaling_factor"] == base_config["scaling_factor"]  # the latents' scale kept
+    pipe = StableDiffusion3Pipeline.from_pretrained(
+        preset, text_encoder_3=None, tokenizer_3=None, torch_dtype=torch.float32
+    )
+    run = dict(num_inference_steps=2, max_sequence_length=0, width=256, height=144)
+    assert pipe("manhattan avenue with yellow cabs at night", **run).images[0].size == (256, 144)
+    held_out = [LandmarkParams("Manhattan", "night", "clear", 5)]
+    summary = write_decoder_card(plan, tmp_path / "w", preset, trained, "test", held_out)
+    card = (preset / "vae" / "README.md").read_text()
+    assert "| its round trip |" in card and "Apache-2.0" in card
+    assert 0 < summary["decoded_lines"] <= 1080 and summary["psnr"] > 20  # three small steps
+    # Rerun with its work folder: nothing is trained again, the same weights come out.
+    train_decoder(plan, tmp_path / "w", preset, preset, threads=1)
+    again = load_file(preset / "vae" / "diffusion_pytorch_model.safetensors")
+    assert all(torch.equal(after[k], again[k]) for k in after)
+    # A fresh work folder on the decoder already trained on: it would be trained twice.
+    with pytest.raises(ValueError, match="already trained on by this stage"):
+        train_decoder(plan, tmp_path / "w2", preset, preset, threads=1)
+
+
 def test_landmark_captions_name_the_place_in_every_form_but_the_empty_one():
     from engine.training import landmark_dit
     from engine.training.landmarks import SIGNATURES
