@@ -82,6 +82,9 @@ class BriefForm:
     background: Backdrop | None = None
     background_file: Path | None = None
     background_focus: tuple[float, float] = (0.5, 0.5)
+    # A spot of the business's whose product photos this one takes where none is uploaded:
+    # the one open on the page, whose brief a returning owner sends again, edited or not.
+    photos_of: int | None = None
 
 
 @dataclass(frozen=True)
@@ -137,12 +140,19 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
     copy = {**clean_all(form.copy), "voiceover": script(form.voiceover)}
     if not text["campaign_name"]:
         raise UserError("Give the campaign a name.")
-    if not form.product_photos:
+    if not form.product_photos and form.photos_of is None:
         raise UserError("Add a photo of your product.")
     if len(form.product_photos) > MAX_PHOTOS:
         raise UserError(f"Add at most {MAX_PHOTOS} product photos.")
     with ctx.tenant(business_id) as tenant:
         business_name = tenant.business.name
+        # With no photo uploaded, the brief names the spot whose photos it takes (checked
+        # above); another business's spot is not found.
+        spot_photos = (
+            []
+            if form.product_photos
+            else [a.id for a in tenant.campaigns.spot(form.photos_of).product_assets]
+        )
         if form.background is not None:
             pictures.checked(tenant, form.background)  # another business's: "not found"
         # The kit's logo and fonts stand in for those not uploaded; an upload replaces them.
@@ -186,8 +196,9 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
             "A font you uploaded cannot be read; upload another TTF or OTF."
         ) from None
     with ctx.tenant(business_id) as tenant:
-        photos = [tenant.assets.add(p, p.name).id for p in form.product_photos]
-        brand = uploads[len(photos) :]
+        added = [tenant.assets.add(p, p.name).id for p in form.product_photos]
+        brand = uploads[len(added) :]
+        photos = added or spot_photos
         files = kept | {role: tenant.assets.add(path, path.name).id for path, role in brand}
         brand_kits.save(tenant, brief, {r: a for r, a in files.items() if r in BRAND_FILES})
         campaign = tenant.campaigns.create(text["campaign_name"], text["objective"])

@@ -246,11 +246,14 @@ class Studio:
         music_file: str | None = None,
         background: str | int | None = None,
         focus: str | None = None,
+        photos_of: str | int | None = None,
         request: gr.Request = None,
     ) -> tuple[int, list, str]:
         """Create the campaign and its spot from the brief; returns the spot's id and storyboard.
         Through the API, every field but the campaign's name and the photos has a default (the
-        page's); the template decides which copy it needs."""
+        page's); the template decides which copy it needs. `photos_of`: a spot of the
+        business's (the page's open one) whose product photos stand in where none is
+        uploaded."""
         who = self.who(request)
         uploads = [*(product_photos or []), logo, heading_font, body_font, music_file]
         try:
@@ -280,6 +283,7 @@ class Studio:
                 voiceover=voiceover or "",
                 music=music or "",
                 background=_backdrop(background, focus),
+                photos_of=None if photos_of in (None, "", 0) else _id(photos_of, "spot"),
             )
         except UploadRefused:  # a file to replace: none is kept
             self.ctx.responses.discard_uploads(who, uploads)
@@ -293,7 +297,7 @@ class Studio:
 
     def _create_spot(
         self, who, campaign_name, objective, template_id, photos, primary, accent, copy, *files,
-        voiceover: str, music: str, background: pictures.Backdrop | None,
+        voiceover: str, music: str, background: pictures.Backdrop | None, photos_of: int | None,
     ) -> spots.SpotView:  # fmt: skip
         def upload(path: str) -> Path:  # only this session's uploads, never a served file
             return self.ctx.responses.upload(path, who)
@@ -315,6 +319,7 @@ class Studio:
             music=music,
             music_file=music_file,
             background=background,
+            photos_of=photos_of,
         )
         return spots.create_spot(self.ctx, who.business_id, form)
 
@@ -1036,7 +1041,14 @@ class Studio:
         brief = view.brief
         words = (view.campaign_name, brief.product_name, brief.headline, brief.body, brief.offer,
                  brief.cta_text, brief.setting, brief.voiceover)  # fmt: skip
-        return spot_id, gallery, table, f"Working on {md(view.campaign_name)}.", *bought, *words
+        working = f"Working on {md(view.campaign_name)}."
+        return spot_id, gallery, table, working, *bought, *words, _photos_note(view)
+
+    @friendly
+    def photos_note(self, spot_id: int | None, request: gr.Request) -> str:
+        """Under the brief's photos: whose product photo a brief sent with none added takes."""
+        view = spots.spot_view(self.ctx, self.business(request), _id(spot_id, "spot"))
+        return _photos_note(view)
 
     @friendly
     def resume(self, request: gr.Request) -> tuple:
@@ -1046,7 +1058,7 @@ class Studio:
         who = self.who(request)
         spot_id = businesses.last_spot(self.ctx, who.business_id)
         if spot_id is None:
-            return (gr.update(),) * 19
+            return (gr.update(),) * 20
         return *self._open(who, spot_id), *self.variant_choices(spot_id, request)
 
     @friendly
@@ -1063,6 +1075,13 @@ class Studio:
         job = renders.enqueue(self.ctx, business, _id(variant_id, "variant"), "preview", again=True)
         p = jobs.progress(self.ctx, business, job)
         return f"Re-render queued ({p.position} ahead of it)."
+
+
+def _photos_note(view: spots.SpotView) -> str:
+    return (
+        f"With no photo added here, the storyboard uses the product photo of "
+        f"**{md(view.campaign_name)}** (the campaign open now)."
+    )
 
 
 GENERATED = "Generated from the words above"  # where a brief is set, unless a picture is chosen

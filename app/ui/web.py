@@ -122,12 +122,14 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                     s.template_note("product-hero"), elem_id="template-note"
                 )
                 with gr.Row():
-                    photos = gr.File(
-                        label="Product photos",
-                        file_count="multiple",
-                        file_types=["image"],
-                        elem_id="photos",
-                    )
+                    with gr.Column():
+                        photos = gr.File(
+                            label="Product photos",
+                            file_count="multiple",
+                            file_types=["image"],
+                            elem_id="photos",
+                        )
+                        photos_note = gr.Markdown(elem_id="photos-note")  # the open spot's
                     logo = gr.File(label="Logo (optional)", file_types=["image"])
                 with gr.Row():
                     primary = gr.ColorPicker(value="#1F3A5F", label="Brand colour")
@@ -463,6 +465,7 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                 music_file,
                 where,
                 where_focus,
+                spot,  # the open spot: its product photos, where none is added
             ],
             outputs=[spot, board, scenes],
             api_name="create_spot",
@@ -488,6 +491,7 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
         )
         music_file.upload(lambda: UPLOADED, outputs=music, api_name=False)  # a track is chosen
         created.success(s.brief_notes, inputs=spot, outputs=template_note, api_name=False)
+        created.success(s.photos_note, inputs=spot, outputs=photos_note, api_name=False)
 
         reorder.click(
             s.reorder_scenes,
@@ -748,7 +752,8 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
         refresh.click(s.campaigns, outputs=[table, which], api_name="campaigns")
         page.load(s.campaigns, outputs=[table, which], api_name=False)
         opened = [spot, board, scenes, library_note, order, order_text, delivered, downloads,
-                  campaign, product, headline, body, offer, cta, setting, voiceover]  # fmt: skip
+                  campaign, product, headline, body, offer, cta, setting, voiceover,
+                  photos_note]  # fmt: skip
         open_it.click(
             s.open_campaign,
             inputs=which,

@@ -183,6 +183,10 @@ def test_b_reaches_none_of_a_by_any_endpoint(attack):
              "product_photos": [handle_file(str(attack["picture"]))]}  # fmt: skip
     message = refused(b, **brief, background=str(ids["picture"]), api_name="/create_spot")
     assert "not found" in message, message
+    # So is one that takes its product photo from A's spot (the page sends its open spot's).
+    message = refused(b, **{**brief, "product_photos": []}, photos_of=spot,
+                      api_name="/create_spot")  # fmt: skip
+    assert "not found" in message, message
     assert b.predict(api_name="/pictures")[0] == []
 
     rows, _ = b.predict(api_name="/campaigns")

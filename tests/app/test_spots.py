@@ -16,7 +16,7 @@ from app.services.demo import BRIEF
 from app.services.errors import UploadRefused
 from app.services.spots import brief_of
 from engine import Engine
-from storage import Business
+from storage import Business, NotFound
 from templates.audio import pcm
 from templates.errors import BriefError
 from templates.export import frames_at, scene_stills
@@ -165,6 +165,34 @@ def test_reading_a_spot_its_campaigns_and_the_library_changes_nothing(ctx, busin
     assert businesses.first_spot(ctx, business, spot.campaign_id) == spot.id
     assert len(businesses.list_all(ctx)) == 2
     assert all_rows(ctx.db) == before
+
+
+def test_a_brief_sent_again_from_an_open_spot_takes_its_photo_and_only_its_own(
+    ctx, business_ids, photo
+):
+    """A returning owner's brief, the spot's words on the page and no photo added: the new spot
+    is made with the open spot's product photo. Another business naming that spot finds
+    nothing and stores nothing."""
+    owner, other = business_ids
+    first = spots.create_spot(ctx, owner, form(photo))
+    again = spots.create_spot(
+        ctx, owner, form(photo, campaign_name="Espresso week, again", product_photos=[],
+                         photos_of=first.id)
+    )  # fmt: skip
+    assert again.campaign_id != first.campaign_id
+    assert again.product_asset_ids == first.product_asset_ids
+    assert again.campaign_name == "Espresso week, again"
+    # A photo added replaces the open spot's.
+    other_photo = photo.with_name("cup.png")
+    Image.fromarray(np.asarray(Image.open(photo))[::-1]).save(other_photo)
+    added = spots.create_spot(ctx, owner, form(other_photo, photos_of=first.id))
+    assert added.product_asset_ids and added.product_asset_ids != first.product_asset_ids
+    before = all_rows(ctx.db)
+    with pytest.raises(NotFound, match="not found"):
+        spots.create_spot(ctx, other, form(photo, product_photos=[], photos_of=first.id))
+    assert all_rows(ctx.db) == before
+    with ctx.tenant(other) as tenant:
+        assert tenant.campaigns.list() == []
 
 
 def test_the_end_card_names_the_business_it_belongs_to(ctx, business_ids, photo, engine):

@@ -393,3 +393,13 @@ def test_a_missing_model_and_a_full_queue_are_explained(browser, app_server, pho
         page.get_by_role("button", name="Make variants").click()
         expect(page.get_by_text("would pass the limit of 3")).to_be_visible(timeout=MINUTE)
         expect(page.get_by_text(re.compile("Traceback"))).to_have_count(0)
+        # The brief sent again, renamed, with no photo added: a new spot with the open one's.
+        tab(page, "1 · Brief")
+        note = page.locator("#photos-note")
+        expect(note).to_contain_text("uses the product photo of Espresso week")
+        page.get_by_label("Campaign name").fill("Espresso week, again")
+        page.get_by_role("button", name="Create storyboard").click()
+        expect(page.locator("#working-on")).to_contain_text(
+            "Working on Espresso week, again", timeout=MINUTE
+        )
+        expect(note).to_contain_text("product photo of Espresso week, again")
