@@ -1079,7 +1079,7 @@ class Studio:
 
 def _photos_note(view: spots.SpotView) -> str:
     return (
-        f"With no photo added here, the storyboard uses the product photo of "
+        "With no photo added here, the storyboard uses the product photo of "
         f"**{md(view.campaign_name)}** (the campaign open now)."
     )
 
