@@ -337,17 +337,13 @@ def test_refused_uploads_leave_nothing(attack):
     brief = ["Stolen", "", "product-hero", [photo], "#1F3A5F", "#F2B134"]
     brief += [COPY[k] for k in ("product_name", "headline", "body", "offer", "cta_text")]
     brief += [COPY["cta_url"], "", COPY["tagline"], "street with buildings during the day"]
-    error = raw_predict(
-        url,
-        attack["b_token"],
-        "create_spot",
-        [*brief, None, None, None, "", "", None, "", "centre"],
-    )
+    brief += [None, None, None, "", "", None, "", "centre", None]  # logo to the open spot
+    error = raw_predict(url, attack["b_token"], "create_spot", brief)
     assert "not uploaded here" in error, error
     # An address instead of a file would have Gradio fetch it for B: refused before that.
     brief[3] = [{**photo, "path": "https://example.com/photo.png"}]
     join = {
-        "data": [*brief, None, None, None, "", "", None, "", "centre"],
+        "data": brief,
         "fn_index": 0,
         "session_hash": "attacker",
     }
