@@ -240,13 +240,14 @@ PRESETS: dict[str, Preset] = {
             skip_tasks=(Task.IMAGE_TO_IMAGE, Task.INPAINT),
             shifted_patches=True,
             upscale_to=(1920, 1080),  # a final's size: engine/weights/landmark-dit/upscaler
-            # Both judges name every place from half the schedule; from 0.65 some lose their
-            # landmark (docs/benchmarks.md, "Built-in places drawn from their layout").
-            layout_strength=0.5,
+            # The last fifth of the schedule: from half of it the model redraws the layout's
+            # street and windows as a mosaic, and its final takes little of the layout's detail
+            # (engine.layout_detail; docs/benchmarks.md, "Detail from the layout").
+            layout_strength=0.2,
             description="Our own small Stable Diffusion 3 for places: each built-in geography "
             "by its landmarks (Mission Peak above the bay, a Manhattan avenue with yellow cabs, "
             "...), by day, golden hour or night, in 16:9; at 1920x1080 through its own "
-            "learned upscaler.",
+            "learned upscaler, a built-in place with its layout's fine detail.",
         ),
         # Fixed-seed random weights built in-process (tests, benchmarks).
         Preset(

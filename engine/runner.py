@@ -21,6 +21,7 @@ from PIL import Image
 
 from engine.acceleration import RECIPES, applied
 from engine.errors import Cancelled, InvalidRequest, ModelUnavailable
+from engine.layout_detail import with_layout_detail
 from engine.layouts import Layout, from_layouts
 from engine.loading import LoadedModel, with_defaults
 from engine.patch_shift import shifted_patches
@@ -233,7 +234,10 @@ def _upscaled(model: LoadedModel, image: Image.Image, r: Resolved) -> Image.Imag
             f"installed (engine/weights/{model.preset.id}/{UPSCALER_FOLDER}); ask for "
             f"{r.drawn_at[0]}x{r.drawn_at[1]} or reinstall Spotforge"
         )
-    return upscale(model.upscaler, image, (r.width, r.height))
+    final = upscale(model.upscaler, image, (r.width, r.height))
+    if layout := getattr(r.request, "layout", ""):
+        return with_layout_detail(final, Layout.parse(layout).draw(r.request.seed, final.size))
+    return final
 
 
 def _params(model: LoadedModel, r: Resolved) -> dict[str, Any]:

@@ -3,4 +3,5 @@
 # Bumped whenever a recipe's numerics change, so that results cached under the old ones (keyed
 # by it) are made again. 0.2.0: transformer recipes became the step cache. 0.3.0: its full
 # steps placed by a power law ending before the schedule's end, and late cached steps forecast.
-ENGINE_VERSION = "0.3.0"
+# 0.4.0: a final drawn from a layout takes its fine detail from the layout (engine.layout_detail).
+ENGINE_VERSION = "0.4.0"

@@ -157,7 +157,7 @@ def evaluation(pipe, sheet_path: Path) -> tuple[list[str], dict[str, dict[str, f
         f"{grids['plain']:.2f} with plain sampling.",
         "",
         "A built-in place is drawn from its layout (`engine/layouts.py`): the procedural scene "
-        "of the place at the picture's seed, noised to the middle of the schedule "
+        "of the place at the picture's seed, noised to the last part of the schedule "
         f"(strength {LAYOUT_STRENGTH:g}) and denoised by the model from there, as SDEdit does; "
         "from noise alone the model draws the place's colours and horizon but seldom its "
         "landmark. Any other prompt is drawn from noise.",

@@ -1,6 +1,7 @@
 """What landmark-dit's upscaler is shown by: the detail it gives at 1080p (`engine.detail`'s
-effective lines) to landmark-dit's own pictures, as finals show them, and to base-size drawings,
-whose 1080p drawing says how faithful it is; a crop at 1:1 a person looks at; its model card."""
+effective lines) to landmark-dit's own pictures, alone and with their layout's detail as finals
+show them (`engine.layout_detail`), and to base-size drawings, whose 1080p drawing says how
+faithful it is; a crop at 1:1 a person looks at; its model card."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from PIL import Image, ImageDraw, ImageFont
 
 from engine.bench import psnr
 from engine.detail import effective_lines
+from engine.layout_detail import with_layout_detail
+from engine.layouts import Layout
 from engine.training import landmark_card
 from engine.training.card import licence, model_section, replace_evaluation, training_section
 from engine.training.landmarks import SIGNATURES, TRAIN_SIZE, LandmarkParams, draw
@@ -67,28 +70,37 @@ def generated_pictures(pipe, seeds=GENERATED_SEEDS) -> list[tuple[LandmarkParams
     return list(zip(asked, pictures, strict=True))
 
 
+def final(model: SceneUpscaler, drawn: LandmarkParams, picture: Image.Image) -> Image.Image:
+    """landmark-dit's `picture` of `drawn` as a final shows it: upscaled, with the fine detail
+    of its layout (as `engine.runner` makes it)."""
+    layout = Layout(drawn.geography, drawn.time, drawn.weather).draw(drawn.seed, HIGH)
+    return with_layout_detail(upscale(model, picture, HIGH), layout)
+
+
 def measure_generated(model: SceneUpscaler, generated, workers: int = 1) -> dict[str, list[int]]:
-    """Effective lines at 1080p of landmark-dit's pictures enlarged and upscaled: the detail a
-    final carries."""
+    """Effective lines at 1080p of landmark-dit's pictures enlarged, upscaled, and as finals
+    show them."""
     bases = [image for _, image in generated]
     return {
         "enlarged": _lines([b.resize(HIGH, Image.Resampling.BICUBIC) for b in bases], workers),
         "upscaled": _lines([upscale(model, b, HIGH) for b in bases], workers),
+        "final": _lines([final(model, p, b) for p, b in generated], workers),
     }
 
 
-def crop_sheet(model: SceneUpscaler, drawn: LandmarkParams, generated: Image.Image, box):
+def crop_sheet(model: SceneUpscaler, drawn: LandmarkParams, generated, box):
     """The middle of pictures at 1:1: a drawing enlarged, upscaled and drawn natively at 1080p,
-    then one of landmark-dit's own pictures enlarged and upscaled (what a final shows)."""
+    then one of landmark-dit's own pictures (`generated`: what was asked, the picture) enlarged,
+    upscaled, and as a final shows it."""
+    asked, picture = generated
     base = draw(drawn, TRAIN_SIZE)
     shown = {
         "256x144 drawing, enlarged (bicubic)": base.resize(HIGH, Image.Resampling.BICUBIC),
         "256x144 drawing, upscaled": upscale(model, base, HIGH),
         "drawn at 1080p (what it learns from)": draw(drawn, HIGH),
-        "landmark-dit's picture, enlarged (bicubic)": generated.resize(
-            HIGH, Image.Resampling.BICUBIC
-        ),
-        "landmark-dit's picture, upscaled (what a final shows)": upscale(model, generated, HIGH),
+        "landmark-dit's picture, enlarged (bicubic)": picture.resize(HIGH, Image.BICUBIC),
+        "landmark-dit's picture, upscaled": upscale(model, picture, HIGH),
+        "and with its layout's detail (what a final shows)": final(model, asked, picture),
     }
     width, height = box[2] - box[0], box[3] - box[1]
     sheet = Image.new("RGB", (width, len(shown) * (height + 28)), "white")
@@ -114,12 +126,14 @@ def evaluation(
     drawings = measure(model, evaluation_params(), workers)
     generated = generated_pictures(pipe)
     lines = measure_generated(model, generated, workers)
-    manhattan = next(im for p, im in generated if p.geography == "Manhattan" and p.time == "night")
+    manhattan = next(g for g in generated if g[0].geography == "Manhattan" and g[0].time == "night")
     box = (480, 270, 1440, 810)
     crop_path.parent.mkdir(parents=True, exist_ok=True)
     crop_sheet(model, LandmarkParams("Manhattan", "night", "clear", EVAL_SEED), manhattan,
                box).save(crop_path)  # fmt: skip
     summary = {
+        "generated_final_median": statistics.median(lines["final"]),
+        "generated_final_worst": min(lines["final"]),
         "generated_upscaled_median": statistics.median(lines["upscaled"]),
         "generated_upscaled_worst": min(lines["upscaled"]),
         "generated_enlarged_median": statistics.median(lines["enlarged"]),
@@ -135,13 +149,15 @@ def evaluation(
         "can be shrunk to and enlarged back from at 38 dB, after a 5x5 median filter). "
         f"landmark-dit's own pictures ({count}: every geography x light, seeds "
         f"{', '.join(map(str, GENERATED_SEEDS))}, clear and cloudy in turn), each drawn from "
-        "its layout (`engine/layouts.py`) as a built-in place is, taken to 1080p as a final "
-        "shows it:",
+        "its layout (`engine/layouts.py`) as a built-in place is, taken to 1080p three ways "
+        "(the last what a final shows):",
         "",
         "| picture | median lines | worst |",
         "|---|---|---|",
         f"| landmark-dit's, enlarged (bicubic) | {_summary(lines['enlarged'])} |",
         f"| landmark-dit's, upscaled | {_summary(lines['upscaled'])} |",
+        "| landmark-dit's, upscaled, with its layout's detail (`engine/layout_detail.py`; what "
+        f"a final shows) | {_summary(lines['final'])} |",
         "",
         f"And {len(drawings['upscaled_lines'])} held-out scenes (one per geography, lights and "
         "weathers in turn) drawn at 256x144, enlarged or upscaled, with their mean PSNR against "

@@ -1,0 +1,51 @@
+"""A final drawn from a layout takes its fine detail from the layout drawn at the final's size
+(engine.layout_detail), only where the picture agrees with it."""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFilter
+
+from engine.detail import effective_lines
+from engine.layout_detail import with_layout_detail
+from engine.layouts import Layout
+
+SIZE = (1920, 1080)
+LAYOUT = Layout("Manhattan", "night", "clear").draw(3, SIZE)
+
+
+def soft(picture: Image.Image, warmer: int = 0) -> Image.Image:
+    """What an upscaler makes of a 256x144 picture of `picture`, its colours shifted."""
+    small = np.asarray(picture.resize((256, 144), Image.Resampling.LANCZOS), int)
+    small = np.clip(small + np.array([warmer, 0, -warmer]), 0, 255).astype(np.uint8)
+    return Image.fromarray(small).resize(SIZE, Image.Resampling.BICUBIC)
+
+
+def fine(picture: Image.Image) -> np.ndarray:
+    """Its grey levels above a blur: windows, edges."""
+    grey = picture.convert("L")
+    return np.asarray(grey, float) - np.asarray(grey.filter(ImageFilter.GaussianBlur(6)), float)
+
+
+def test_where_the_picture_agrees_with_its_layout_the_final_carries_the_layouts_detail():
+    picture = soft(LAYOUT, warmer=12)  # the model's own picture of it, in a warmer light
+    final = with_layout_detail(picture, LAYOUT)
+    assert effective_lines(final) >= 3 * effective_lines(picture)
+    # The detail is the layout's (its windows and cabs where they are), the light the model's.
+    assert np.corrcoef(fine(final).ravel(), fine(LAYOUT).ravel())[0, 1] > 0.9
+    red_final, red_layout, red_picture = (np.asarray(im, float)[..., 0].mean()
+                                          for im in (final, LAYOUT, picture))  # fmt: skip
+    assert abs(red_final - red_picture) < 1
+    assert red_final > red_layout + 8
+
+
+def test_where_the_model_drew_something_else_no_ghost_of_the_layout_shows():
+    picture = soft(LAYOUT)
+    # The model painted a block of lit windows over with sky. (Agreement is judged by colour:
+    # a flat wall of the windows' mean colour would take their detail.)
+    ImageDraw.Draw(picture).rectangle((200, 300, 700, 700), fill=(70, 120, 200))
+    final = with_layout_detail(picture, LAYOUT)
+    inside = (slice(330, 670), slice(230, 670))  # away from the block's edge
+    assert np.abs(np.asarray(final, int)[inside] - np.asarray(picture, int)[inside]).max() <= 2
+    assert np.abs(fine(LAYOUT)[inside]).mean() > 10  # where the layout has windows
+    assert effective_lines(final) >= 2 * effective_lines(picture)  # and elsewhere its detail
