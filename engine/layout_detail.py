@@ -4,17 +4,16 @@ size: the last part of the upscaling stage for a built-in place.
 Why: landmark-dit's 256x144 picture, enlarged to 1080p, carries about 66 lines of detail, its
 upscaled one about 130, mostly a crisp rendering of the model's mosaic: a learned upscaler
 cannot invent the windows, lane lines and canopy the base never drew (docs/benchmarks.md,
-"Detail from the layout"). A picture drawn from a layout (`engine.layouts`) has a reference
-that does carry them: the same procedural scene, at the same seed, drawn natively at 1920x1080.
-This is
-reference-based super-resolution in its simplest, deterministic form (detail transfer, as in
+"Detail from the layout"). A picture drawn from a layout (`engine.layouts`) has a reference that
+does carry them: the same procedural scene, at the same seed, drawn natively at 1920x1080. This
+is reference-based super-resolution in its simplest, deterministic form (detail transfer, as in
 Petschnigg et al., 2004, "Digital Photography with Flash and No-Flash Image Pairs", and the
-joint upsampling of Kopf et al., 2007): the final keeps the model's picture below
-`CUTOFF_LINES` (its colours, light and forms: all the detail the base itself carries), and
-above them takes the layout's, but only where the two agree in colour at the cut; where the
-model drew something else (a cab moved, a cloud added), the upscaler's own picture is kept, so
-no ghost of the layout shows. The layout is named by the request, so a variant's lineage
-re-renders its final bit for bit.
+joint upsampling of Kopf et al., 2007): the final keeps the model's picture below `CUTOFF_LINES`
+(its colours, light and forms: all the detail the base itself carries), and above them takes the
+layout's, but only where the two agree in colour at the cut; where the model drew something else
+(a cab moved, a cloud added), the upscaler's own picture is kept, so no ghost of the layout
+shows. The layout is named by the request, so a variant's lineage re-renders its final bit for
+bit.
 """
 
 from __future__ import annotations
