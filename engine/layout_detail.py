@@ -8,12 +8,11 @@ cannot invent the windows, lane lines and canopy the base never drew (docs/bench
 does carry them: the same procedural scene, at the same seed, drawn natively at 1920x1080. This
 is reference-based super-resolution in its simplest, deterministic form (detail transfer, as in
 Petschnigg et al., 2004, "Digital Photography with Flash and No-Flash Image Pairs", and the
-joint upsampling of Kopf et al., 2007): the final keeps the model's picture below `CUTOFF_LINES`
-(its colours, light and forms: all the detail the base itself carries), and above them takes the
-layout's, but only where the two agree in colour at the cut; where the model drew something else
-(a cab moved, a cloud added), the upscaler's own picture is kept, so no ghost of the layout
-shows. The layout is named by the request, so a variant's lineage re-renders its final bit for
-bit.
+joint upsampling of Kopf et al., 2007): where the model's picture and the layout agree below
+`CUTOFF_LINES`, the final is the layout in the model's light (their difference, smoothed to
+`GRADE_LINES`, added back); where the model drew something else (a cab moved, a cloud added),
+the upscaler's own picture is kept, so no ghost of the layout shows. The layout is named by the
+request, so a variant's lineage re-renders its final bit for bit.
 """
 
 from __future__ import annotations
@@ -24,28 +23,30 @@ import torch.nn.functional as F
 from PIL import Image
 
 # The base's own detail: landmark-dit's 256x144 pictures, enlarged to 1080p, carry a median 66
-# lines (the upscaler's card). Below the cut the model's picture is kept whole (its colours,
-# light and forms); above it the layout's detail is taken, in place of the upscaler's crisp
-# rendering of the model's mosaic. (At 96 finals carried a median 480 lines, at 64 557:
-# docs/benchmarks.md, "Detail from the layout".)
+# lines (the upscaler's card). Agreement is judged below this cut; above it the model's picture
+# is mostly the upscaler's crisp rendering of its mosaic, which the layout's detail replaces.
 CUTOFF_LINES = 64
 # How far (RGB in [0, 1], root mean square over the channels) the picture and the layout may
-# differ below the cut and still be the same thing: at this distance a third of the layout's
-# detail is taken, at half of it 94 %, at 1.4 times it 2 % (exp(-(d / TOLERANCE) ** 4): flat
-# near agreement, steep past it, so a blurred window takes its detail back and sky painted over
-# one takes none).
+# differ below the cut and still be the same thing: at this distance a third of the layout is
+# taken, at half of it 94 %, at 1.4 times it 2 % (exp(-(d / TOLERANCE) ** 4): flat near
+# agreement, steep past it, so a blurred window takes its detail back and sky painted over one
+# takes none).
 TOLERANCE = 0.15
-# The agreement is smoothed over this radius (pixels at the final's size), so that the detail
+# The agreement is smoothed over this radius (pixels at the final's size), so that the layout
 # fades in and out instead of switching at an edge.
 SMOOTHING = 8
+# The model's light (its colours, haze, glow) is carried onto the layout at this scale: coarse
+# enough that where the model drew a window dimmer or a palm thinner, the difference is spread
+# over a region instead of ringing round the edge (adding the layout's detail to the model's
+# own picture, at the cut, left dark halos round lit windows and a glow round palms).
+GRADE_LINES = 16
 
 
 def with_layout_detail(picture: Image.Image, layout: Image.Image) -> Image.Image:
     """`picture` (the upscaler's final) with the fine detail of `layout`, the scene it was drawn
     from drawn at the same size, where the two agree."""
     drawn, reference = _tensor(picture), _tensor(layout)
-    drawn_low, reference_low = _below_cut(drawn), _below_cut(reference)
-    distance = (drawn_low - reference_low).pow(2).mean(1, keepdim=True)
+    distance = (_below(drawn, CUTOFF_LINES) - _below(reference, CUTOFF_LINES)).pow(2).mean(1, True)
     agreement = F.avg_pool2d(
         torch.exp(-((distance / TOLERANCE**2) ** 2)),
         2 * SMOOTHING + 1,
@@ -53,9 +54,8 @@ def with_layout_detail(picture: Image.Image, layout: Image.Image) -> Image.Image
         padding=SMOOTHING,
         count_include_pad=False,
     )
-    # Where they agree, the picture's own detail above the cut gives way to the layout's.
-    detail = (reference - reference_low) - (drawn - drawn_low)
-    final = (drawn + agreement * detail).clamp(0, 1)
+    regraded = reference + _agreeing_mean(drawn - reference, agreement)
+    final = (agreement * regraded + (1 - agreement) * drawn).clamp(0, 1)
     return Image.fromarray((final[0].permute(1, 2, 0) * 255).round().to(torch.uint8).numpy())
 
 
@@ -64,9 +64,24 @@ def _tensor(image: Image.Image) -> torch.Tensor:
     return torch.from_numpy(pixels).permute(2, 0, 1)[None]
 
 
-def _below_cut(pixels: torch.Tensor) -> torch.Tensor:
-    """What of `pixels` a picture of `CUTOFF_LINES` lines holds, at their own size."""
+def _shrunk(pixels: torch.Tensor, lines: int) -> torch.Tensor:
     height, width = pixels.shape[-2:]
-    small = F.interpolate(pixels, size=(CUTOFF_LINES, round(width * CUTOFF_LINES / height)),
-                          mode="area")  # fmt: skip
-    return F.interpolate(small, size=(height, width), mode="bicubic", align_corners=False)
+    return F.interpolate(pixels, size=(lines, round(width * lines / height)), mode="area")
+
+
+def _enlarged(pixels: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    return F.interpolate(pixels, size=like.shape[-2:], mode="bicubic", align_corners=False)
+
+
+def _below(pixels: torch.Tensor, lines: int) -> torch.Tensor:
+    """What of `pixels` a picture of `lines` lines holds, at their own size."""
+    return _enlarged(_shrunk(pixels, lines), pixels)
+
+
+def _agreeing_mean(difference: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """`difference` averaged over each cell of a `GRADE_LINES`-line picture, weighted by where
+    the two agree (a cell with none gets nothing), at full size: the model's light, and not its
+    strays, which would tint the layout round them."""
+    total = _shrunk(weight, GRADE_LINES)
+    mean = _shrunk(weight * difference, GRADE_LINES) / total.clamp_min(1e-3)
+    return _enlarged(mean, difference)

@@ -4,4 +4,5 @@
 # by it) are made again. 0.2.0: transformer recipes became the step cache. 0.3.0: its full
 # steps placed by a power law ending before the schedule's end, and late cached steps forecast.
 # 0.4.0: a final drawn from a layout takes its fine detail from the layout (engine.layout_detail).
-ENGINE_VERSION = "0.4.0"
+# 0.4.1: where they agree, that final is the layout in the model's light (no halos at edges).
+ENGINE_VERSION = "0.4.1"

@@ -49,3 +49,25 @@ def test_where_the_model_drew_something_else_no_ghost_of_the_layout_shows():
     assert np.abs(np.asarray(final, int)[inside] - np.asarray(picture, int)[inside]).max() <= 2
     assert np.abs(fine(LAYOUT)[inside]).mean() > 10  # where the layout has windows
     assert effective_lines(final) >= 2 * effective_lines(picture)  # and elsewhere its detail
+
+
+def test_where_the_model_drew_the_windows_dimmer_no_dark_halo_rings_them():
+    layout = np.asarray(LAYOUT, float)
+    lit = layout.mean(2) > 150
+    dimmed = layout.copy()
+    dimmed[lit] *= 0.75
+    picture = soft(Image.fromarray(dimmed.astype(np.uint8)))
+    final = np.asarray(with_layout_detail(picture, LAYOUT).convert("L"), float)
+
+    def within(pixels: int) -> np.ndarray:
+        grown = Image.fromarray(lit.astype(np.uint8) * 255).filter(ImageFilter.MaxFilter(pixels))
+        return np.asarray(grown) > 0
+
+    ring, wall = within(9) & ~lit, within(41) & ~within(21)  # next to a window; the wall beyond
+    grey = np.asarray(LAYOUT.convert("L"), float)
+    # Adding the layout's edges to the model's dimmer windows left the wall round each darker
+    # than the wall beyond (by 10 grey levels against the layout's own); the final follows the
+    # layout there, in the model's light.
+    assert (
+        abs((final[ring].mean() - final[wall].mean()) - (grey[ring].mean() - grey[wall].mean())) < 4
+    )
