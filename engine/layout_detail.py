@@ -43,8 +43,8 @@ GRADE_LINES = 16
 
 
 def with_layout_detail(picture: Image.Image, layout: Image.Image) -> Image.Image:
-    """`picture` (the upscaler's final) with the fine detail of `layout`, the scene it was drawn
-    from drawn at the same size, where the two agree."""
+    """`picture` (the upscaler's final) as `layout` (the scene it was drawn from, drawn at the
+    same size) in the picture's light, where the two agree; the picture itself elsewhere."""
     drawn, reference = _tensor(picture), _tensor(layout)
     distance = (_below(drawn, CUTOFF_LINES) - _below(reference, CUTOFF_LINES)).pow(2).mean(1, True)
     agreement = F.avg_pool2d(
