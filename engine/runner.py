@@ -202,8 +202,11 @@ def run_batch(
         output = pipe(**kwargs)
     drawn = time.perf_counter() - start
     outputs = _frames(output.frames) if task.is_video else [[im] for im in output.images]
-    if first.upscaled:
-        outputs = [[_upscaled(model, im, first) for im in images] for images in outputs]
+    if first.upscaled:  # each picture by its own request: its size is the batch's, not its layout
+        outputs = [
+            [_upscaled(model, im, r) for im in images]
+            for r, images in zip(batch, outputs, strict=True)
+        ]
     total = time.perf_counter() - start
     timings = {
         "text_encoding": stages["encode"],

@@ -5,4 +5,6 @@
 # steps placed by a power law ending before the schedule's end, and late cached steps forecast.
 # 0.4.0: a final drawn from a layout takes its fine detail from the layout (engine.layout_detail).
 # 0.4.1: where they agree, that final is the layout in the model's light (no halos at edges).
-ENGINE_VERSION = "0.4.1"
+# 0.4.2: finals drawn in one batch each take their own layout's detail (each took the
+# batch's first: Manhattan showed the Bay Area's houses through its towers).
+ENGINE_VERSION = "0.4.2"
