@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from app.services.library import AudienceView, GeographyView, background_prompt, geographies
-from app.services.place_reading import drawn_place, draws_places
+from app.services.place_reading import drawn_place, draws_places, stated_light
 from app.services.results_cache import Reuse, is_stored, key_of, stored
 from engine import ENGINE_VERSION, Engine, Layout, TextToImage, preset_for, with_defaults
 from storage import GenerationParams
@@ -43,13 +43,20 @@ def background_request(
     preset: str,
     seed: int,
     recipe: str = "balanced",
+    setting: str = "",
 ) -> TextToImage:
-    """The background of `business_id`'s variants set in `geography` in `audience`'s light, for
-    a run (or a look) at `seed`."""
+    """The background of `business_id`'s variants set in `geography` for `audience`, for a run
+    (or a look) at `seed`, in `variant_light`."""
+    light = variant_light(setting, audience.time_of_day)
     return place_request(
-        geography, audience.time_of_day, business_id=business_id, preset=preset, seed=seed,
-        recipe=recipe,
-    )  # fmt: skip
+        geography, light, business_id=business_id, preset=preset, seed=seed, recipe=recipe
+    )
+
+
+def variant_light(setting: str, audience_light: str) -> str:
+    """The light a variant is set in: the one its spot's `setting` says ("at sunset": golden
+    hour), since the owner chose it, else its audience's own."""
+    return stated_light(setting) or audience_light
 
 
 def place_request(

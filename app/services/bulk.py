@@ -33,6 +33,7 @@ from app.services.backgrounds import (
     background_request,
     backgrounds,
     stored_request,
+    variant_light,
 )
 from app.services.cutouts import cutout
 from app.services.errors import UserError
@@ -154,10 +155,11 @@ def start(ctx: AppContext, engine: Engine, business_id: int, plan: MatrixPlan) -
                 (
                     spots.generation_params(
                         background_request(g, a, business_id=business_id, preset=plan.preset,
-                                           seed=plan.seed, recipe=plan.recipe),
+                                           seed=plan.seed, recipe=plan.recipe,
+                                           setting=brief.setting),
                         revision,
                         {"matrix_key": f"{run}:{spot_id}:{g.id}:{a.id}", "run": run,
-                         **_set_in(inputs[a.id], g, a)},
+                         **_set_in(inputs[a.id], g, variant_light(brief.setting, a.time_of_day))},
                     ),
                     g.id,
                     a.id,
@@ -176,16 +178,16 @@ def start(ctx: AppContext, engine: Engine, business_id: int, plan: MatrixPlan) -
     return run
 
 
-def _set_in(inputs: dict, geography, audience) -> dict:
-    """A variant's inputs in `geography` for `audience`: set in the place's own picture where
-    the business gave it one, else in the place's generated background (the brief's picture is
+def _set_in(inputs: dict, geography, light: str) -> dict:
+    """A variant's inputs in `geography` in `light`: set in the place's own picture where the
+    business gave it one, else in the place's generated background (the brief's picture is
     where the spot as briefed is set, as its setting's words are); the business's pictures are
-    graded toward the audience's light."""
+    graded toward the light."""
     extra = {k: v for k, v in inputs.items() if k != spots.BACKGROUND}
     if geography.background is not None:
         extra[spots.BACKGROUND] = geography.background.as_json()
     if spots.BACKGROUND in extra or extra.get(spots.SCENE_PICTURES):
-        extra["light"] = audience.time_of_day
+        extra["light"] = light
     return extra
 
 

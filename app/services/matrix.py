@@ -65,20 +65,32 @@ def plan_matrix(
     geographies = pick(library.geographies(ctx, business_id), geography_ids, "geography")
     audiences = pick(library.audiences(ctx, business_id), audience_ids, "audience")
     revision = engine.revision(preset)
-    # One request per distinct background (audiences in the same light share one), hashed once.
+    with ctx.tenant(business_id) as tenant:
+        copies = {spot_id: tenant.campaigns.spot(spot_id).copy for spot_id in spot_ids}
+    # One request per distinct background (audiences and spots in the same light share one),
+    # hashed once.
     requests = dict.fromkeys(
-        background_request(g, a, business_id=business_id, preset=preset, seed=seed, recipe=recipe)
+        background_request(
+            g,
+            a,
+            business_id=business_id,
+            preset=preset,
+            seed=seed,
+            recipe=recipe,
+            setting=copy.get("setting", ""),
+        )
+        for copy in copies.values()
         for g in geographies
         for a in audiences
     )
     keys = [generation_key(request, revision) for request in requests]
     lines = {}
+    for spot_id, copy in copies.items():
+        chosen = spots.audience_lines(copy)
+        mine = {a.id: chosen[a.id] for a in audiences if chosen.get(a.id)}
+        if mine:
+            lines[spot_id] = mine
     with ctx.tenant(business_id) as tenant:
-        for spot_id in spot_ids:
-            chosen = spots.audience_lines(tenant.campaigns.spot(spot_id).copy)
-            mine = {a.id: chosen[a.id] for a in audiences if chosen.get(a.id)}
-            if mine:
-                lines[spot_id] = mine
         cached = len(tenant.generations.existing(keys))  # a query per thousand backgrounds
         typical = tenant.generations.typical_seconds(preset_for(preset).id)
     if typical is None:

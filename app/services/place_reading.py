@@ -66,8 +66,13 @@ def read_place(setting: str) -> PlaceReading | None:
         return None
     _, _, geography, name = min(found)
     return PlaceReading(
-        geography, _first(text, LIGHT_WORDS) or "day", _first(text, WEATHER_WORDS) or "", name
+        geography, stated_light(setting) or "day", _first(text, WEATHER_WORDS), name
     )
+
+
+def stated_light(setting: str) -> str:
+    """The light `setting` says in plain words ("at sunset": golden), or "" where it says none."""
+    return _first(_normal(setting), LIGHT_WORDS)
 
 
 def _first(text: str, words: dict[str, tuple[str, ...]]) -> str:

@@ -124,6 +124,27 @@ def test_a_run_makes_each_variant_once_and_reuses_backgrounds(ctx, business_ids,
     assert (again.variants, again.ready, again.made, again.backgrounds.asked) == (8, 4, 0, 0)
 
 
+def test_a_spot_set_at_sunset_airs_at_sunset_for_every_audience(ctx, business_ids, engine):
+    """The light the owner wrote in the setting is every variant's; an audience's own light
+    (Families by day, Night owls at night) is for spots whose setting says none."""
+    business = business_ids[1]
+    places = ids(library.geographies(ctx, business), "Manhattan")
+    people = ids(library.audiences(ctx, business), "Families", "Night owls")
+    sunset = spot_with_photo(ctx, business, cup())
+    with ctx.tenant(business) as tenant:
+        tenant.campaigns.spot(sunset).copy = {**BRIEF, "setting": "Mission Peak at sunset"}
+    plain = spot_with_photo(ctx, business, cup())
+    for spot, lights in ((sunset, {"at golden hour"}), (plain, {"during the day", "at night"})):
+        plan = plan_matrix(ctx, engine, business, [spot], places, people, preset="mini-sd")
+        assert plan.backgrounds == len(lights)
+        run = bulk.start(ctx, engine, business, plan)
+        with ctx.tenant(business) as tenant:
+            variants = [v for v in tenant.variants.list(spot) if v.extra_params.get("run") == run]
+            prompts = {stored_request(GenerationParams.of(v)).prompt for v in variants}
+        assert len(variants) == 2
+        assert {next(light for light in lights if light in p) for p in prompts} == lights
+
+
 @pytest.mark.backends
 def test_a_killed_bulk_run_finishes_when_started_again(tmp_path, settings):
     ctx = AppContext.open(settings)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from PIL import Image
 
-from app.services.backgrounds import generation_key, stored_request
+from app.services.backgrounds import generation_key, stored_request, variant_light
 from app.services.cutouts import cutout
 from app.services.pictures import key_frame
 from app.services.review.reading import _signature
@@ -232,6 +232,7 @@ def _subjects(ctx: AppContext, engine: Engine, business_id: int, spot_id: int) -
                     what = "background" if seed == params.seed else f"background (seed {seed})"
                     files.append(_file(tenant, what, made.asset_id))
             pictured = _pictured(tenant, spot.template_id, params)
+            brief = resolved_brief(tenant, params.extra["copy"], brand)
             renders = tenant.variants.renders(v.id)
             for r in renders:
                 what = "key frame" if r.tier is RenderTier.FRAME else f"{r.tier.value} render"
@@ -244,9 +245,9 @@ def _subjects(ctx: AppContext, engine: Engine, business_id: int, spot_id: int) -
                 geography="as briefed" if place is None else place.name,
                 audience="everyone" if people is None else people.name,
                 landscape=None if place is None else place.landscape,
-                light=None if people is None else people.time_of_day,
+                light=None if people is None else variant_light(brief.setting, people.time_of_day),
                 params=params,
-                brief=resolved_brief(tenant, params.extra["copy"], brand),
+                brief=brief,
                 template_id=spot.template_id,
                 frame_path=tenant.assets.path(frames[v.id]) if v.id in frames else None,
                 background_path=backdrops.get(params.seed),
