@@ -218,6 +218,16 @@ FIELD_WORDS = {
 ON_SCREEN = ("product_name", "headline", "body", "offer", "cta_text", "cta_url", "phone", "tagline")
 
 
+def limits(template: Template) -> dict[str, int]:
+    """The most characters each field the template shows may have: its shortest line's room
+    (a headline on two scenes fits the smaller)."""
+    room: dict[str, int] = {}
+    for spec in template.scenes:
+        for slot in spec.text:
+            room[slot.source] = min(room.get(slot.source, slot.max_chars), slot.max_chars)
+    return room
+
+
 def left_out(template: Template, brief: Brief) -> list[str]:
     """The brief's fields that carry words this template has no place for (none are dropped
     without the business being told)."""

@@ -26,7 +26,15 @@ from templates.export import scene_stills
 from templates.motion import Clip, Still
 from templates.overlay import check_layout
 from templates.spec import Template, all_templates, load_template
-from templates.storyboard import ON_SCREEN, UPLOADED, Brand, Brief, build_storyboard, left_out
+from templates.storyboard import (
+    ON_SCREEN,
+    UPLOADED,
+    Brand,
+    Brief,
+    build_storyboard,
+    left_out,
+    limits,
+)
 from templates.thumbnails import thumbnail as template_thumbnail
 
 if TYPE_CHECKING:
@@ -723,11 +731,14 @@ ALWAYS_SHOWN = ("cta_url", "phone")  # on every end card, with the business's na
 def template_note(template_id: str) -> str:
     """What a template puts on screen, for the brief page as the template is chosen."""
     template = load_template(template_id)
-    shown = [FIELDS[f][0] for f in ON_SCREEN if f in template.shows and f not in ALWAYS_SHOWN]
+    fields = [f for f in ON_SCREEN if f in template.shows and f not in ALWAYS_SHOWN]
     missing = [FIELDS[f][0].capitalize() for f in ON_SCREEN if f not in template.shows]
+    room = limits(template)
+    sizes = [f"{FIELDS[f][0]} {room[f]}" for f in fields]
     note = (
-        f"{template.name} shows your {_listed(shown)}, and ends on your business name and web "
-        "address (with its QR code), and your phone and logo when you add them."
+        f"{template.name} shows your {_listed([FIELDS[f][0] for f in fields])}, and ends on your "
+        "business name and web address (with its QR code), and your phone and logo when you add "
+        f"them. Room on screen, in characters: {', '.join(sizes)}."
     )
     plural = "s" if len(missing) > 1 else ""
     return note + (f" It does not show the {_listed(missing)} field{plural}." if missing else "")

@@ -231,6 +231,14 @@ def test_the_brief_says_what_a_template_will_not_show(ctx, business_ids, photo):
     assert shown.notes == ()
     assert "It does not show the Body field." in spots.template_note("product-hero")
     assert "does not show" not in spots.template_note("online-shop")
+    # The room it says is the room the storyboard keeps: a headline one character longer is
+    # refused, one that fits is not.
+    note = spots.template_note("product-hero")
+    assert "Room on screen, in characters: product 36, headline 42, offer 32" in note
+    fits = brief_of({**BRIEF, "headline": "x" * 42})
+    build_storyboard(load_template("product-hero"), fits)
+    with pytest.raises(CopyError, match="headline: 43 characters, the limit is 42"):
+        build_storyboard(load_template("product-hero"), brief_of({**BRIEF, "headline": "x" * 43}))
 
 
 def test_a_voice_over_and_an_uploaded_track_are_what_the_variant_renders(
