@@ -6,7 +6,8 @@ so a line is as large on a phone held upright as on a TV. Each shape keeps its c
 own 90 % title-safe area and its product whole in the frame, however the scene moves: the
 product grows by at most `PRODUCT_GROWTH` and drifts by `PRODUCT_DRIFT` (templates/motion.py),
 and a zoom crops into it (1.15 at most in the catalogue), which its `max_width` leaves room for:
-a long product is 0.8 of the frame's width, 0.92 at the deepest zoom or the end of its growth.
+a long product is at most 0.8 of the frame's width (0.92 at the deepest zoom or the end of its
+growth); on the broadcast master 0.6, so the place it is set in shows either side of it.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ class Layout:
 
 LAYOUTS = {
     # The broadcast master: copy in bands across the width, the product standing large in the
-    # middle, the end card in two columns.
+    # middle (a long one, a shoe, leaves the place in view: Mission Peak behind it, not hidden by
+    # it), the end card in two columns.
     "16:9": Layout(
         bands={
             "top": (0.05, 0.27),
@@ -50,7 +52,7 @@ LAYOUTS = {
             "lower_third": (0.62, 0.82),
             "bottom": (0.78, 0.95),
         },
-        product=Placement(height=0.62, base_y=0.94, max_width=0.8),
+        product=Placement(height=0.62, base_y=0.94, max_width=0.6),
         end_card="columns",
     ),
     # Upright on a phone: a caption above the product, the product in the upper half, the rest
