@@ -28,6 +28,10 @@ from app.ui.studio import (
 from app.ui.variant_clips import GRID, VariantClips
 
 DEFAULT_SETTING = "street with buildings during the day"  # a scene the offline model knows
+BRAND_UNTIL_CHOSEN = (
+    "Backgrounds for your setting are drawn below: click one, then use it. Until then the "
+    "scenes show your brand colours."
+)
 # No handler waits for queued work (renders, runs, finals): one starts it and returns, and the
 # page's timer asks where it stands every TICK_S seconds, one short read at a time. The reads
 # have slots of their own, so progress keeps coming while long handlers (storyboards,
@@ -492,6 +496,14 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
         music_file.upload(lambda: UPLOADED, outputs=music, api_name=False)  # a track is chosen
         created.success(s.brief_notes, inputs=spot, outputs=template_note, api_name=False)
         created.success(s.photos_note, inputs=spot, outputs=photos_note, api_name=False)
+        # Backgrounds for the new setting are drawn at once, so the storyboard's first look
+        # offers the place the owner named, not only the brand colours its scenes start on.
+        created.success(
+            lambda: (0, BRAND_UNTIL_CHOSEN), outputs=[round_, chosen], api_name=False
+        ).then(
+            s.background_candidates, inputs=[spot, round_], outputs=[candidates, round_],
+            api_name=False,
+        )  # fmt: skip
 
         reorder.click(
             s.reorder_scenes,

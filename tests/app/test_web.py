@@ -128,10 +128,11 @@ def test_brief_to_download(browser, app_server, photo, tmp_path):
         expect(working_on).to_contain_text("Working on Espresso week", timeout=MINUTE)
         expect(working_on).not_to_contain_text("#")
 
-        # Storyboard: the scenes, then a background chosen among candidates.
+        # Storyboard: the scenes, and without a click backgrounds for the setting to choose
+        # among.
         tab(page, "2 · Storyboard")
         expect(page.locator("#board .thumbnail-item")).to_have_count(4)
-        page.get_by_role("button", name="Show backgrounds").click()
+        expect(page.locator("#chosen")).to_contain_text("Until then the scenes show your brand")
         expect(page.locator("#candidates .thumbnail-item")).to_have_count(3, timeout=MINUTE)
         page.locator("#candidates .thumbnail-item").nth(2).click()
         expect(page.locator("#candidates")).to_contain_text("Option 3")
