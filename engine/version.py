@@ -7,4 +7,6 @@
 # 0.4.1: where they agree, that final is the layout in the model's light (no halos at edges).
 # 0.4.2: finals drawn in one batch each take their own layout's detail (each took the
 # batch's first: Manhattan showed the Bay Area's houses through its towers).
-ENGINE_VERSION = "0.4.2"
+# 0.4.3: layouts at 1080p draw towers' floors, brick courses, snow's drifts and golden hour's
+# raking light (engine.training.landmarks), so finals drawn from them carry those.
+ENGINE_VERSION = "0.4.3"

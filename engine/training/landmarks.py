@@ -7,11 +7,12 @@ back to front. A seed picks the composition (camera height, horizontal offset, z
 detail, so one geography has many pictures. Everything is placed in fractions of the frame and
 drawn at the size asked (twice that, then downsampled, for small sizes), so a seed gives the
 same composition at 256x144 for training and at 1920x1080 for a look. At sizes that can show
-it, grass, rock, forest canopy (trees' crowns too), gravel, sand and water carry a hard-edged
-texture (`_texture`), and at night the land its lit windows and a clear sky its fainter stars:
-the detail a 1080p photograph has and an upscaler must learn. At 256x144 it would be below a
-pixel, so it is not drawn and training's pictures are as they were. Sky and light follow
-`scenes.py` (same colours per time of day, same dimming when cloudy).
+it (`_shows_fine`), grass, rock, snow, forest canopy (trees' crowns too), gravel, sand and water
+carry a hard-edged texture (`_texture`), raked harder by golden hour's low sun; towers show
+their floors and brick walls their courses; and at night the land its lit windows and a clear
+sky its fainter stars: the detail a 1080p photograph has and an upscaler must learn. At 256x144
+it would be below a pixel, so it is not drawn and training's pictures are as they were. Sky and
+light follow `scenes.py` (same colours per time of day, same dimming when cloudy).
 
 `python -m engine.training.landmark_report` measures how well the project's scene classifier
 recognises each geography and writes the contact sheet.
@@ -168,7 +169,7 @@ def _starfield(d: ImageDraw.ImageDraw, size, horizon, grain: np.random.Generator
     """The fainter stars among the bright ones every size has, where the size shows them:
     hundreds, 4 to 8 px at 1080p (a 5x5 median keeps them), denser in the Milky Way's band."""
     width, height = size
-    if FACET * 0.6 * height < 2:
+    if not _shows_fine(height):
         return
     tilt, across = grain.uniform(-0.3, 0.3), grain.uniform(0.2, 0.8)
     for _ in range(int(grain.integers(250, 450))):
@@ -207,8 +208,20 @@ def _polygon_below(
 # hard-edged and at least 5 px at 1080p, so they are detail the measure counts (engine.detail
 # filters 5x5), as grass, rock faces and leaves are in a photograph; smaller towards the
 # horizon. Where they would be under 2 px (training's 256x144) they are not drawn.
-TEXTURES = {"rock": 0.28, "grass": 0.26, "canopy": 0.3, "gravel": 0.22, "sand": 0.12, "water": 0.2}
+# The sun low at golden hour rakes across surfaces and shows their relief more than at noon.
+RAKING = {"golden": 1.5}
+TEXTURES = {"rock": 0.28, "grass": 0.26, "canopy": 0.3, "gravel": 0.22, "sand": 0.12, "water": 0.2,
+            "snow": 0.1}  # fmt: skip
 FACET = 0.009  # a facet's size on the horizon, share of the height (x 0.6 to 2.1 below it)
+
+
+def _shows_fine(height: float) -> bool:
+    """Whether a picture `height` px high shows fine detail: the smallest facet is 2 px or more
+    (at 1080p it is 6 px; in training's 256x144, drawn at twice that, under 2, so training's
+    pictures carry none of it)."""
+    return FACET * 0.6 * height >= 2
+
+
 # At night the land's detail is its lights: clusters of windows and street lamps, per 100 x 100
 # px at 1080p near the horizon, fewer towards the camera (towns in valleys and on desert floors,
 # a few cabins in forest, hardly any on rock).
@@ -223,7 +236,7 @@ def _texture(cv: _Canvas, outline, color, kind: str, haze=0.0, down_to: float | 
     """Hard-edged facets of `color`, brighter and darker, inside the polygon `outline` (down to
     `down_to`); `haze` (distance) makes them smaller and fainter. At night, with `lights`, the
     land's lit windows too."""
-    if FACET * 0.6 * cv.h < 2:
+    if not _shows_fine(cv.h):
         return
     xs, ys = [p[0] for p in outline], [p[1] for p in outline]
     x0, y0 = max(0, int(min(xs))), max(0, int(min(ys)))
@@ -236,7 +249,7 @@ def _texture(cv: _Canvas, outline, color, kind: str, haze=0.0, down_to: float | 
     ImageDraw.Draw(mask).polygon([(x - x0, y - y0) for x, y in outline], fill=255)
     layer = cv.image.crop((x0, y0, x1, y1))
     d = ImageDraw.Draw(layer)
-    spread = TEXTURES[kind] * (1 - haze)
+    spread = TEXTURES[kind] * (1 - haze) * RAKING.get(cv.params.time, 1.0)
     base = np.array(color, np.float32)
     y = 0.0
     while y < y1 - y0:
@@ -252,7 +265,7 @@ def _texture(cv: _Canvas, outline, color, kind: str, haze=0.0, down_to: float | 
                                    strict=True):  # fmt: skip
             if kind == "grass":  # a blade, taller than wide
                 d.polygon([(cx - r * 0.3, cy), (cx + r * 0.3, cy), (cx, cy - 1.6 * r)], fill=fill)
-            elif kind == "rock":  # an angular facet
+            elif kind in ("rock", "snow"):  # an angular facet: a rock face, a wind-cut drift
                 a = cv.grain.uniform(0, 2 * np.pi, 3)
                 d.polygon([(cx + r * np.cos(t), cy + r * np.sin(t)) for t in sorted(a)], fill=fill)
             elif kind == "water":  # a ripple: long and flat
@@ -333,7 +346,9 @@ def _snowcap(cv, xs, ys, line, depth) -> None:
     cap = np.minimum(ys + depth * cv.h, np.maximum(line, ys))
     snow = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
     snow += [(float(x), float(y)) for x, y in zip(xs[::-1], cap[::-1], strict=True)]
-    cv.draw.polygon(snow, fill=cv.lit((240, 244, 252)))
+    white = cv.lit((240, 244, 252))
+    cv.draw.polygon(snow, fill=white)
+    _texture(cv, snow, white, "snow")
 
 
 PROFILES = {
@@ -414,8 +429,29 @@ def towers(
         cv.draw.rectangle((x, base - h, x + w, base), fill=cv.lit(color, 0.1))
         if glass and not cv.night:  # a lighter face where the sun catches the glass
             cv.draw.rectangle((x, base - h, x + w * 0.3, base), fill=cv.lit(_lighter(color, 35)))
+        _storeys(cv, (x, base - h, x + w, base), cv.lit(color))
         _windows(cv, (x, base - h, x + w, base), chance=chance if cv.night else chance * 0.6)
         x += w + cv.rng.uniform(0, 0.008) * cv.w
+
+
+STOREY = 0.0075  # a storey's height, share of the frame's (8 px at 1080p)
+
+
+def _storeys(cv, box, color) -> None:
+    """A tower's floors, where the size shows them: a spandrel band across the face at every
+    storey, a shade darker than the glass or stone between (the tower's own shade per band, so
+    a face is not ruled like paper)."""
+    if not _shows_fine(cv.h):
+        return
+    x0, y0, x1, y1 = box
+    step = STOREY * cv.h * cv.zoom
+    band = max(3.0, 0.4 * step)  # 3 px at least: the measure's 5x5 median keeps it
+    base = np.array(color, np.float32)
+    y = y0 + step
+    while y + band < y1:
+        fill = tuple((base * cv.grain.uniform(0.8, 0.9)).astype(int).tolist())
+        cv.draw.rectangle((x0, y, x1, y + band), fill=fill)
+        y += step
 
 
 def _lighter(color, by):
@@ -630,7 +666,10 @@ def avenue(
 
             ta, tb, ba, bb = top(f0), top(f1), bottom(f0), bottom(f1)
             color = palette[int(cv.rng.integers(len(palette)))]
-            cv.draw.polygon([(xa, ta), (xb, tb), (xb, bb), (xa, ba)], fill=cv.lit(color, 0.08))
+            wall = cv.lit(color, 0.08)
+            cv.draw.polygon([(xa, ta), (xb, tb), (xb, bb), (xa, ba)], fill=wall)
+            if brick:
+                _courses(cv, (xa, ta, ba), (xb, tb, bb), wall)
             _facade(cv, (xa, ta, ba), (xb, tb, bb), balconies, neon, brick, floors)
             if lamps and k % 2 == 1:
                 _lamp(cv, xb, bb, (bb - tb) * 0.5)
@@ -696,6 +735,28 @@ def _facade(cv, a, b, balconies, neon, brick, floors) -> None:
         band = [(xa, ta + (ba - ta) * 0.8), (xb, tb + (bb - tb) * 0.8),
                 (xb, tb + (bb - tb) * 0.88), (xa, ta + (ba - ta) * 0.88)]  # fmt: skip
         cv.draw.polygon(band, fill=colors[int(cv.rng.integers(len(colors)))] if cv.night else color)
+
+
+COURSE = 0.006  # a brick course where a facade is nearest, share of the frame's height
+
+
+def _courses(cv, a, b, color) -> None:
+    """Brick courses across a facade between edges a and b, each (x, top, bottom), where the
+    size shows them: darker bands in the facade's perspective, one every 1/n of its height
+    (6 px on its near edge at 1080p); none on a facade so far that they would close up."""
+    (xa, ta, ba), (xb, tb, bb) = a, b
+    n = int(max(ba - ta, bb - tb) / (COURSE * cv.h))
+    if not _shows_fine(cv.h) or n < 2 or min(ba - ta, bb - tb) / n < 4:
+        return
+    base = np.array(color, np.float32)
+    for k in range(n):
+        t0, t1 = k / n, (k + 0.45) / n  # mortar line and shadow: under half the course
+        fill = tuple((base * cv.grain.uniform(0.78, 0.88)).astype(int).tolist())
+        left, right = (
+            (ta + (ba - ta) * t0, ta + (ba - ta) * t1),
+            (tb + (bb - tb) * t0, tb + (bb - tb) * t1),
+        )
+        cv.draw.polygon([(xa, left[0]), (xb, right[0]), (xb, right[1]), (xa, left[1])], fill=fill)
 
 
 def _lamp(cv, x, base, h) -> None:

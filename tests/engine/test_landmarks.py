@@ -65,3 +65,14 @@ def test_a_cloudy_night_at_1080p_carries_its_lights():
     # night photograph's do.
     large = draw(LandmarkParams("Asheville", "night", "cloudy", 0), (1920, 1080))
     assert effective_lines(large) >= 200
+
+
+def test_at_1080p_towers_show_their_floors_brick_its_courses_and_golden_light_the_relief():
+    # Flat faces and golden hour's dimmed texture were the thinnest pictures (499, 354 and 240
+    # lines before towers had floors, brick walls courses and the low sun raked the ridges).
+    towers = draw(LandmarkParams("Atlanta", "day", "cloudy", 0), (1920, 1080))
+    brick = draw(LandmarkParams("Philadelphia", "golden", "cloudy", 0), (1920, 1080))
+    ridges = draw(LandmarkParams("Asheville", "golden", "cloudy", 0), (1920, 1080))
+    assert effective_lines(towers) >= 560
+    assert effective_lines(brick) >= 400
+    assert effective_lines(ridges) >= 350

@@ -58,8 +58,9 @@ def test_finals_drawn_in_one_batch_each_take_their_own_layouts_detail(engine):
     # A bulk run batches its places: Manhattan's final once took the Bay Area's layout (the
     # batch's first) for its fine detail, and showed its houses and bay through the towers.
     finals = [
-        TextToImage(preset="landmark-dit", prompt=prompt, seed=seed, layout=layout,
-                    width=1920, height=1080)  # fmt: skip
+        TextToImage(
+            preset="landmark-dit", prompt=prompt, seed=seed, layout=layout, width=1920, height=1080
+        )
         for prompt, seed, layout in (
             ("mission peak above the bay", 3, "San Francisco Bay Area | day | clear"),
             ("manhattan avenue with yellow cabs", 4, "Manhattan | day | clear"),
