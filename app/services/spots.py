@@ -118,6 +118,7 @@ class SpotView:
     # What the business should know about how its brief shows (a field this template has no
     # place for, no logo yet): plain sentences, shown at the brief.
     notes: tuple[str, ...] = ()
+    objective: str = ""  # the campaign's
 
 
 def template_choices(ctx: AppContext, duration: int | None = None) -> list[TemplateChoice]:
@@ -699,6 +700,7 @@ def _view(tenant, spot: Spot) -> SpotView:
             brief,
             has_logo="logo" in spot.copy.get("brand_assets", {}),
         ),
+        spot.campaign.objective or "",
     )
 
 

@@ -51,6 +51,7 @@ from app.ui.text import md, plain
 
 log = logging.getLogger(__name__)
 CANDIDATES = 3  # backgrounds shown at a time
+RESUMED = 26  # what resume updates: web.py's `opened` (23) and variant `choices` (3)
 GALLERY_MAX = 120  # variant frames shown at once (filter by place or audience for others)
 WORDS = ["Audience", "Line", "Your words", "Proposed", "Airs"]  # the words table's columns
 UNEXPECTED = "Something went wrong on our side (reference {ref}). Please try again."
@@ -155,8 +156,10 @@ class Studio:
 
     @friendly
     def templates(
-        self, duration: int | str | None, request: gr.Request
+        self, duration: int | str | None, chosen: str | None, request: gr.Request
     ) -> tuple[list, gr.Dropdown]:
+        """The templates of a length; the one `chosen` stays chosen where it has that length
+        (an opened spot's), else Product hero or the first."""
         who = self.who(request)
         choices = spots.template_choices(self.ctx, _length(duration))
         gallery = [
@@ -167,7 +170,7 @@ class Studio:
             for t in choices
         ]
         ids = [t.id for t in choices]
-        value = "product-hero" if "product-hero" in ids else (ids[0] if ids else None)
+        value = next((t for t in (chosen, "product-hero") if t in ids), ids[0] if ids else None)
         dropdown = gr.Dropdown(choices=[(t.name, t.id) for t in choices], value=value)
         return gallery, dropdown
 
@@ -1040,7 +1043,8 @@ class Studio:
         bought = (None, "", None, "") if order is None else (order.id, *self._delivered(who, order))
         brief = view.brief
         words = (view.campaign_name, brief.product_name, brief.headline, brief.body, brief.offer,
-                 brief.cta_text, brief.setting, brief.voiceover)  # fmt: skip
+                 brief.cta_text, brief.setting, brief.voiceover, view.objective, brief.cta_url,
+                 brief.phone, brief.tagline, view.duration, view.template_id)  # fmt: skip
         working = f"Working on {md(view.campaign_name)}."
         return spot_id, gallery, table, working, *bought, *words, _photos_note(view)
 
@@ -1058,7 +1062,7 @@ class Studio:
         who = self.who(request)
         spot_id = businesses.last_spot(self.ctx, who.business_id)
         if spot_id is None:
-            return (gr.update(),) * 20
+            return (gr.update(),) * RESUMED
         return *self._open(who, spot_id), *self.variant_choices(spot_id, request)
 
     @friendly

@@ -426,9 +426,6 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
         )  # fmt: skip
         page.load(s.welcome, outputs=who, api_name="whoami")
         page.load(
-            s.templates, inputs=duration, outputs=[thumbnails, template], api_name="templates"
-        )
-        page.load(
             s.library_choices,
             outputs=[places, people, only_place, only_people],
             api_name="library_choices",
@@ -439,8 +436,9 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
         )
         gr.api(s.brand_kit, api_name="brand_kit")
         duration.change(
-            s.templates, inputs=duration, outputs=[thumbnails, template], api_name=False
-        )
+            s.templates, inputs=[duration, template], outputs=[thumbnails, template],
+            api_name=False,
+        )  # fmt: skip
         thumbnails.select(s.pick_template, inputs=duration, outputs=template, api_name=False)
         template.change(s.template_note, inputs=template, outputs=template_note, api_name=False)
         created = create.click(
@@ -763,9 +761,10 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
 
         refresh.click(s.campaigns, outputs=[table, which], api_name="campaigns")
         page.load(s.campaigns, outputs=[table, which], api_name=False)
+        # An opened spot's brief as it was sent: its words, objective, length and template.
         opened = [spot, board, scenes, library_note, order, order_text, delivered, downloads,
-                  campaign, product, headline, body, offer, cta, setting, voiceover,
-                  photos_note]  # fmt: skip
+                  campaign, product, headline, body, offer, cta, setting, voiceover, objective,
+                  url, phone, tagline, duration, template, photos_note]  # fmt: skip
         open_it.click(
             s.open_campaign,
             inputs=which,
@@ -777,11 +776,15 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             outputs=choices,
             api_name="variant_choices",
         )
+        # The templates after the spot is resumed, so its template stays chosen.
         page.load(
             s.resume,
             outputs=[*opened, *choices],
             api_name=False,
-        )
+        ).then(
+            s.templates, inputs=[duration, template], outputs=[thumbnails, template],
+            api_name="templates",
+        )  # fmt: skip
         which.change(s.lineage, inputs=which, outputs=tree, api_name=False)
         which.change(s.campaign_variants, inputs=which, outputs=again, api_name=False)
         duplicate.click(

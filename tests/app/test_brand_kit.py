@@ -112,7 +112,8 @@ def test_another_business_gets_the_defaults_not_the_first_one_s_kit(ctx, photo, 
     studio = Studio(ctx, engine)
     harbor, harbor_id = signed_in(ctx, "Harbor Coffee", "owner@harbor.test")
     rival, rival_id = signed_in(ctx, "Rival Roasters", "owner@rival.test")
-    spot = spots.create_spot(ctx, harbor_id, branded(photo, logo)).id
+    sent = branded(photo, logo, template_id="storefront", objective="Bring commuters in")
+    spot = spots.create_spot(ctx, harbor_id, sent).id
 
     # The owner comes back: the brief is prefilled, the studio opens on the last spot.
     assert studio.prefill(harbor) == (
@@ -124,6 +125,10 @@ def test_another_business_gets_the_defaults_not_the_first_one_s_kit(ctx, photo, 
     named = view.campaign_name
     assert resumed[0] == spot and resumed[3] == f"Working on {named}."
     assert resumed[8] == named and resumed[10] == view.brief.headline != ""  # the brief's words
+    # Its objective, length and template too; and the templates of that length keep it chosen.
+    assert resumed[16:22] == ("Bring commuters in", *KIT_COPY.values(), 30, "storefront")
+    assert studio.templates(30, "storefront", harbor)[1].value == "storefront"
+    assert studio.templates(15, "storefront", harbor)[1].value == "product-hero"
     assert studio.brand_kit(harbor)["files"] == {"logo": logo.name}
 
     # Another business: the defaults everywhere, a blank studio, and its spot has no logo.

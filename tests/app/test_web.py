@@ -75,6 +75,7 @@ def sign_up(page: Page, url: str, business: str, email: str) -> None:
 def fill_brief(page: Page, photo: Path) -> None:
     """A template from its thumbnail, a product photo, the copy."""
     page.get_by_label("Campaign name").fill("Espresso week")
+    page.get_by_label("Objective").fill("Bring harbor commuters in")
     page.locator("#templates .thumbnail-item").nth(1).click()  # the product hero
     expect(page.locator("#template input")).to_have_value("Product hero")
     page.locator("#photos input[type=file]").set_input_files(photo)
@@ -239,6 +240,8 @@ def on_a_phone(browser, signed_in: dict, url: str, shots: Path) -> None:
     # The brief shows the words the spot was made from, not a blank form.
     expect(page.get_by_label("Headline")).to_have_value("Fresh espresso, fast")
     expect(page.get_by_label("Campaign name")).to_have_value("Espresso week")
+    expect(page.get_by_label("Objective")).to_have_value("Bring harbor commuters in")
+    expect(page.locator("#template input")).to_have_value("Product hero")
     steps.shot("brief")
     tab(page, "2 · Storyboard")
     expect(page.locator("#board .thumbnail-item")).to_have_count(4, timeout=MINUTE)
