@@ -210,7 +210,8 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
         photos = added or spot_photos
         files = kept | {role: tenant.assets.add(path, path.name).id for path, role in brand}
         brand_kits.save(tenant, brief, {r: a for r, a in files.items() if r in BRAND_FILES})
-        campaign = tenant.campaigns.create(text["campaign_name"], text["objective"])
+        name = _unused_name(text["campaign_name"], {c.name for c in tenant.campaigns.list()})
+        campaign = tenant.campaigns.create(name, text["objective"])
         stored = {**brief.model_dump(mode="json"), "brand_assets": files}
         backdrop = form.background
         if (
@@ -230,6 +231,19 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
             product_asset_ids=photos,
         )
         return _view(tenant, spot)
+
+
+def _unused_name(name: str, taken: set[str]) -> str:
+    """`name`, or where the business has a campaign of that name already (a brief sent again
+    from an opened spot) "name (2)", "name (3)", ...: two campaigns of one name cannot be told
+    apart in the Library, and the first keeps its variants and orders."""
+    n = 1
+    unused = name
+    while unused in taken:
+        n += 1
+        suffix = f" ({n})"
+        unused = name[: FIELDS["campaign_name"][1] - len(suffix)] + suffix
+    return unused
 
 
 BRIEF_COPY = ("product_name", "headline", "body", "offer", "cta_text", "cta_url", "phone",

@@ -187,6 +187,12 @@ def test_a_brief_sent_again_from_an_open_spot_takes_its_photo_and_only_its_own(
     Image.fromarray(np.asarray(Image.open(photo))[::-1]).save(other_photo)
     added = spots.create_spot(ctx, owner, form(other_photo, photos_of=first.id))
     assert added.product_asset_ids and added.product_asset_ids != first.product_asset_ids
+    # Sent again under the open spot's name, it is a campaign the Library tells apart.
+    assert (first.campaign_name, added.campaign_name) == ("Espresso week", "Espresso week (2)")
+    longest = "x" * 120
+    names = [spots.create_spot(ctx, owner, form(photo, campaign_name=longest)).campaign_name
+             for _ in range(2)]  # fmt: skip
+    assert names == [longest, "x" * 116 + " (2)"]
     before = all_rows(ctx.db)
     with pytest.raises(NotFound, match="not found"):
         spots.create_spot(ctx, other, form(photo, product_photos=[], photos_of=first.id))
