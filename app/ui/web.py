@@ -70,11 +70,18 @@ CSS = """
 .counter { text-align: right; font-size: 0.8em; color: var(--body-text-color-subdued); }
 .sign-out { padding: 6px 14px; border-radius: 8px; border: 1px solid #c8ccd2; }
 .prose table { display: block; overflow-x: auto; }
+/* A gallery as tall as its pictures, not a fixed 320-450 px with space under one row. */
+.fixed-height { min-height: 0 !important; }
 @media (max-width: 640px) {  /* a phone: every row becomes a column */
   .gradio-container { padding: 6px !important; }
   .row { flex-direction: column !important; }
   .row > * { width: 100% !important; min-width: 0 !important; }
   #campaigns { overflow-x: auto; }
+  /* Two pictures a row (four at 100 px each ran off the screen), captions whole. */
+  .grid-container { grid-template-columns: repeat(2, minmax(0, 1fr)) !important; }
+  .caption-label { white-space: normal !important; }
+  /* Scene names and times whole ("Sce ne"); the table scrolls sideways instead. */
+  .prose th:nth-child(-n+2), .prose td:nth-child(-n+2) { white-space: nowrap; }
 }
 """
 
