@@ -54,9 +54,12 @@ def background_request(
 
 
 def variant_light(setting: str, audience_light: str) -> str:
-    """The light a variant is set in: the one its spot's `setting` says ("at sunset": golden
-    hour), since the owner chose it, else its audience's own."""
-    return stated_light(setting) or audience_light
+    """The light a variant is set in: golden hour or night where its spot's `setting` says so
+    ("at sunset"), since the owner chose it; else its audience's own. A setting that says day
+    leaves the audience theirs: day is every picture's light unless told otherwise, and the
+    brief's own suggested setting says it ("street with buildings during the day")."""
+    stated = stated_light(setting)
+    return stated if stated in ("golden", "night") else audience_light
 
 
 def place_request(

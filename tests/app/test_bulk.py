@@ -126,7 +126,8 @@ def test_a_run_makes_each_variant_once_and_reuses_backgrounds(ctx, business_ids,
 
 def test_a_spot_set_at_sunset_airs_at_sunset_for_every_audience(ctx, business_ids, engine):
     """The light the owner wrote in the setting is every variant's; an audience's own light
-    (Families by day, Night owls at night) is for spots whose setting says none."""
+    (Families by day, Night owls at night) is for spots whose setting says none, or says day
+    (as the brief's suggested setting does)."""
     business = business_ids[1]
     places = ids(library.geographies(ctx, business), "Manhattan")
     people = ids(library.audiences(ctx, business), "Families", "Night owls")
@@ -134,6 +135,8 @@ def test_a_spot_set_at_sunset_airs_at_sunset_for_every_audience(ctx, business_id
     with ctx.tenant(business) as tenant:
         tenant.campaigns.spot(sunset).copy = {**BRIEF, "setting": "Mission Peak at sunset"}
     plain = spot_with_photo(ctx, business, cup())
+    with ctx.tenant(business) as tenant:
+        tenant.campaigns.spot(plain).copy = {**BRIEF, "setting": "a street during the day"}
     for spot, lights in ((sunset, {"at golden hour"}), (plain, {"during the day", "at night"})):
         plan = plan_matrix(ctx, engine, business, [spot], places, people, preset="mini-sd")
         assert plan.backgrounds == len(lights)
