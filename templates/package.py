@@ -28,6 +28,21 @@ DISCLOSURE = "This spot contains AI-generated imagery."
 SHEET = "spec-sheet.html"
 STAMP = (2020, 1, 1, 0, 0, 0)  # every entry's date: the same package is the same bytes
 THUMB_WIDTH = 320
+# The sheet's and a QC page's look: readable on screen and printed.
+STYLE = """
+body { font: 13px/1.35 system-ui, sans-serif; margin: 20px; color: #1d2430; }
+h1 { font-size: 18px; margin: 0 0 8px; }
+.disclosure { padding: 8px 12px; background: #eef3ff; border-left: 4px solid #3b5bdb; }
+table { border-collapse: collapse; width: 100%; }
+th, td { padding: 6px 8px; text-align: left; vertical-align: top;
+  border-bottom: 1px solid #dde1e6; }
+th { font-weight: 600; color: #4a5260; white-space: nowrap; }
+td.file { word-break: break-all; max-width: 22em; }
+img { width: 96px; height: 96px; object-fit: contain; background: #000; display: block; }
+ul { margin: 0; padding-left: 1.1em; }
+.pass { color: #1b7f3b; } .fail { color: #c92a2a; font-weight: 600; }
+@media print { body { margin: 0; } }
+"""
 COLUMNS = ("", "Master", "Shape", "Video", "Duration", "Audio", "Loudness", "True peak",
            "Destinations")  # fmt: skip
 
@@ -97,26 +112,47 @@ def spec_sheet(title: str, masters: list[Master], measured: dict[str, dict]) -> 
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>{escape(title)} · spec sheet</title>
-<style>
-body {{ font: 13px/1.35 system-ui, sans-serif; margin: 20px; color: #1d2430; }}
-h1 {{ font-size: 18px; margin: 0 0 8px; }}
-.disclosure {{ padding: 8px 12px; background: #eef3ff; border-left: 4px solid #3b5bdb; }}
-table {{ border-collapse: collapse; width: 100%; }}
-th, td {{ padding: 6px 8px; text-align: left; vertical-align: top;
-  border-bottom: 1px solid #dde1e6; }}
-th {{ font-weight: 600; color: #4a5260; white-space: nowrap; }}
-td.file {{ word-break: break-all; max-width: 22em; }}
-img {{ width: 96px; height: 96px; object-fit: contain; background: #000; display: block; }}
-ul {{ margin: 0; padding-left: 1.1em; }}
-.pass {{ color: #1b7f3b; }} .fail {{ color: #c92a2a; font-weight: 600; }}
-@media print {{ body {{ margin: 0; }} }}
-</style></head><body>
+<style>{STYLE}</style></head><body>
 <h1>{escape(title)}</h1>
 <p class="disclosure"><strong>{escape(DISCLOSURE)}</strong> Each master carries C2PA Content
 Credentials that say how it was made.</p>
 <table><thead><tr>{heads}</tr></thead><tbody>
 {rows}
 </tbody></table>
+</body></html>
+"""
+
+
+def qc_page(title: str, report: dict, download: str, back: str) -> str:
+    """A QC report (`templates.qc.Report.to_dict`) as a page a person reads: the verdict, then
+    each check with what was measured and what the spec expects; `download` links the report's
+    file, which a broadcaster's system reads, and `back` the page it was opened from. Every
+    word is escaped."""
+    passed, rules = bool(report.get("passed")), report.get("rules", [])
+    verdict = "Passes" if passed else "Fails"
+    summary = (
+        f"<strong>{verdict} the {escape(str(report.get('spec')))} spec</strong>: "
+        f"{sum(r['passed'] for r in rules)} of {len(rules)} checks pass."
+    )
+    rows = "\n".join(
+        f'<tr><td class="{"pass" if r["passed"] else "fail"}">'
+        f"{'pass' if r['passed'] else 'FAIL'}</td><td>{escape(str(r['name']))}</td>"
+        f"<td>{escape(str(r['measured']))}</td><td>{escape(str(r['expected']))}</td></tr>"
+        for r in rules
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{escape(title)} · QC report</title>
+<style>{STYLE}</style></head><body>
+<h1>{escape(title)}</h1>
+<p class="{"pass" if passed else "fail"}">{summary}</p>
+<table><thead><tr><th></th><th>Check</th><th>Measured</th><th>The spec expects</th></tr></thead>
+<tbody>
+{rows}
+</tbody></table>
+<p><a href="{escape(download)}">Download this report as a file (JSON)</a> for a broadcaster's
+system. <a href="{escape(back)}">Back to the studio</a></p>
 </body></html>
 """
 

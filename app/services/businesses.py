@@ -73,18 +73,18 @@ def duplicate_campaign(ctx: AppContext, business_id: int, campaign_id: int) -> C
         return _campaign_view(duplicate)
 
 
-def first_spot(ctx: AppContext, business_id: int, campaign_id: int) -> int:
+def newest_spot(ctx: AppContext, business_id: int, campaign_id: int) -> int:
+    """The campaign's spot as it now stands: its newest version (a brief edited and sent again
+    from the open spot adds one)."""
     with ctx.tenant(business_id) as tenant:
         found = tenant.campaigns.spots(campaign_id)
         if not found:
             raise UserError("this campaign has no spot yet; make one from a brief")
-        return found[0].id
+        return found[-1].id
 
 
 def last_spot(ctx: AppContext, business_id: int) -> int | None:
-    """Where a returning owner left off: the newest spot of their newest campaign that has one."""
+    """Where a returning owner left off: the newest spot they made, in whichever campaign."""
     with ctx.tenant(business_id) as tenant:
-        for campaign in tenant.campaigns.list():
-            if found := tenant.campaigns.spots(campaign.id):
-                return found[-1].id
-    return None
+        found = [s.id for c in tenant.campaigns.list() for s in tenant.campaigns.spots(c.id)]
+    return max(found, default=None)

@@ -29,7 +29,9 @@ from typing import TYPE_CHECKING
 
 from PIL import Image
 
+from app.services import variants
 from app.services.errors import UserError
+from templates import package
 
 if TYPE_CHECKING:
     from app.services.accounts import Account
@@ -64,6 +66,18 @@ def qc_report(ctx: AppContext, business_id: int, render_id: int) -> dict:
         if render.qc_report is None:
             raise UserError(f"Render {render_id} has no QC report: it is a still.")
         return dict(render.qc_report)
+
+
+def qc_page(ctx: AppContext, business_id: int, render_id: int, download: str, back: str) -> str:
+    """A render's QC report as a page to read, titled as the studio names what it checks (the
+    variant, the shape, the tier); `download` is where its report file is served, `back` the
+    studio."""
+    report = qc_report(ctx, business_id, render_id)
+    with ctx.tenant(business_id) as tenant:
+        render = tenant.variants.render(render_id)
+    caption = variants.card(ctx, business_id, render.variant_id).caption
+    title = f"{caption} · {render.shape} {render.tier.value}"
+    return package.qc_page(title, report, download, back)
 
 
 class ResponseFiles:

@@ -5,6 +5,7 @@ the preview shows and every personalized variant descends from."""
 from __future__ import annotations
 
 import hashlib
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -184,15 +185,15 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
     uploads = [(p, "product photo") for p in form.product_photos] + [
         (path, role) for role in FILES if (path := getattr(form, role)) is not None
     ]
-    try:
-        for path, role in uploads:
+    for path, role in uploads:
+        with _refused_as(path, role):
             _check_upload(ctx, path, role)
-        if form.music_file is not None:
+    if form.music_file is not None:
+        with _refused_as(form.music_file, "music_file"):
             audio.decode(form.music_file, template.duration)  # one that cannot be played
-        if form.background_file is not None:
+    if form.background_file is not None:
+        with _refused_as(form.background_file, "background"):
             pictures.check_upload(ctx, form.background_file)
-    except USER_ERRORS as exc:
-        raise UploadRefused(str(exc)) from exc
     # Every line laid out as the final lays it out, in the brand's own fonts and beside its
     # logo: a LayoutError names the line that would not fit on screen.
     files = {role: path for role in BRAND_FILES if (path := getattr(form, role)) is not None}
@@ -210,8 +211,7 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
         photos = added or spot_photos
         files = kept | {role: tenant.assets.add(path, path.name).id for path, role in brand}
         brand_kits.save(tenant, brief, {r: a for r, a in files.items() if r in BRAND_FILES})
-        name = _unused_name(text["campaign_name"], {c.name for c in tenant.campaigns.list()})
-        campaign = tenant.campaigns.create(name, text["objective"])
+        campaign = _campaign_for(tenant, text, form.photos_of)
         stored = {**brief.model_dump(mode="json"), "brand_assets": files}
         backdrop = form.background
         if (
@@ -233,10 +233,22 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
         return _view(tenant, spot)
 
 
+def _campaign_for(tenant, text: dict[str, str], open_spot: int | None):
+    """The campaign a brief's spot joins: the open spot's, where the brief keeps its name (the
+    owner edited their spot: the new one is its next version, and the campaign's objective is
+    the brief's); else a new one."""
+    if open_spot is not None:
+        campaign = tenant.campaigns.get(tenant.campaigns.spot(open_spot).campaign_id)
+        if campaign.name == text["campaign_name"]:
+            return tenant.campaigns.set_objective(campaign.id, text["objective"])
+    name = _unused_name(text["campaign_name"], {c.name for c in tenant.campaigns.list()})
+    return tenant.campaigns.create(name, text["objective"])
+
+
 def _unused_name(name: str, taken: set[str]) -> str:
-    """`name`, or where the business has a campaign of that name already (a brief sent again
-    from an opened spot) "name (2)", "name (3)", ...: two campaigns of one name cannot be told
-    apart in the Library, and the first keeps its variants and orders."""
+    """`name`, or where the business has a campaign of that name already (a new brief that
+    happens to take it) "name (2)", "name (3)", ...: two campaigns of one name cannot be told
+    apart in the Library."""
     n = 1
     unused = name
     while unused in taken:
@@ -319,13 +331,26 @@ KINDS = {"image": "a PNG, JPEG or WebP image", "font": "a TTF or OTF font",
          "audio": "WAV, MP3 or M4A audio"}  # fmt: skip
 
 
+@contextmanager
+def _refused_as(path: Path, role: str):
+    """A refusal of the upload at `path` as UploadRefused, saying which of the brief's files it
+    is (the same words refuse a logo and a product photo; a brief can carry six files)."""
+    try:
+        yield
+    except USER_ERRORS as exc:
+        what = UPLOAD_NAMES.get(role, role.replace("_", " "))
+        raise UploadRefused(f"Your {what} ({path.name}) was not taken. {exc}") from exc
+
+
+UPLOAD_NAMES = {"music_file": "music track", "background": "background picture"}
+
+
 def _check_upload(ctx: AppContext, path: Path, role: str) -> None:
     """Refuse an upload that is not the kind its role needs, before anything is stored."""
-    what = role.replace("_", " ")
     family = "font" if role.endswith("font") else "audio" if role == "music_file" else "image"
     info = ctx.assets.inspect(path)
     if info.media_type.split("/")[0] != family:
-        raise UserError(f"The {what} must be {KINDS[family]}.")
+        raise UserError(f"It must be {KINDS[family]}.")
 
 
 def script(text: str | None) -> str:

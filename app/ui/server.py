@@ -277,6 +277,16 @@ def create_app(ctx: AppContext, *, worker: bool = True) -> FastAPI:
 
         return for_owner(request, render_id, send)
 
+    @app.get("/report/render/{render_id}")
+    def qc_page(render_id: int, request: Request) -> Response:
+        """A render's QC report to read: the page the studio links (its file is below)."""
+
+        def send(business: int) -> Response:
+            download = f"/download/render/{render_id}/qc.json"
+            return HTMLResponse(files.qc_page(ctx, business, render_id, download, back="/"))
+
+        return for_owner(request, render_id, send)
+
     @app.get("/download/render/{render_id}/qc.json")
     def download_qc(render_id: int, request: Request) -> Response:
         def send(business: int) -> Response:

@@ -18,6 +18,7 @@ import logging
 import re
 import secrets
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +48,7 @@ from app.services.errors import UploadRefused
 from app.services.matrix import plan_matrix
 from app.services.text_rules import limit
 from app.ui.session import token_of
-from app.ui.text import md, plain
+from app.ui.text import md, refused
 
 log = logging.getLogger(__name__)
 CANDIDATES = 3  # backgrounds shown at a time
@@ -89,10 +90,10 @@ def friendly(fn: Callable) -> Callable:
 
     def translate(exc: Exception) -> gr.Error:
         if isinstance(exc, user_errors()):  # the user's to fix: no traceback in the log
-            return gr.Error(plain(exc), print_exception=False)
+            return refused(exc)
         ref = secrets.token_hex(4)
         log.exception("reference %s: %s failed", ref, fn.__name__)
-        return gr.Error(UNEXPECTED.format(ref=ref))
+        return refused(UNEXPECTED.format(ref=ref))
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
@@ -129,7 +130,7 @@ class Studio:
         token = None if request is None else token_of(request.headers, request.cookies)
         account = accounts.account_for(self.ctx, token)
         if account is None:
-            raise gr.Error("Your session has ended: sign in again.")
+            raise refused("Your session has ended: sign in again.")
         return account
 
     def business(self, request: gr.Request | None) -> int:
@@ -172,7 +173,7 @@ class Studio:
         ids = [t.id for t in choices]
         value = next((t for t in (chosen, "product-hero") if t in ids), ids[0] if ids else None)
         dropdown = gr.Dropdown(choices=[(t.name, t.id) for t in choices], value=value)
-        return gallery, dropdown
+        return gr.Gallery(value=gallery, label=_templates_label(self.ctx, duration)), dropdown
 
     @friendly
     def pick_template(self, duration: int | str | None, evt: gr.SelectData) -> str:
@@ -358,7 +359,7 @@ class Studio:
         spot_id = _id(spot_id, "spot")
         words = (order or "").replace(",", " ").split()
         if not words or not all(w.isdigit() and len(w) < 4 for w in words):
-            raise gr.Error("Write the scene numbers in the new order, e.g. 1, 3, 2, 4.")
+            raise refused("Write the scene numbers in the new order, e.g. 1, 3, 2, 4.")
         numbers = [int(w) - 1 for w in words]
         spots.reorder_scenes(self.ctx, self.engine, who.business_id, spot_id, numbers)
         return self._storyboard(who, spot_id)
@@ -431,7 +432,7 @@ class Studio:
         who = self.who(request)
         spot_id = _id(spot_id, "spot")
         if seed is None:
-            raise gr.Error("Pick a background first.")
+            raise refused("Pick a background first.")
         seed = _count(seed, "background")
         spots.choose_background(self.ctx, self.engine, who.business_id, spot_id, seed)
         gallery, table = self._storyboard(who, spot_id)
@@ -485,27 +486,41 @@ class Studio:
         business = who.business_id
         p = jobs.progress(self.ctx, business, follow["job"])
         if p.state == "failed":
-            raise gr.Error(plain(f"The render failed: {p.error}"))
+            raise refused(f"The render failed: {p.error}")
         if p.state == "cancelled":
-            raise gr.Error("Cancelled.")
+            raise refused("Cancelled.")
         if p.state != "done":
             elapsed = _elapsed(follow)
             if elapsed > WATCH_S:
-                raise gr.Error(STILL_WORKING)
+                raise refused(STILL_WORKING)
             return _job_status(p, elapsed, follow["typical"], "preview"), None, None, follow
         done = renders.latest(self.ctx, business, follow["variant"], "preview")
         if done is None:  # a render job is done once its render is stored
             raise RuntimeError(f"preview job {p.job_id} is done but no render was stored")
+        return *self._shown_preview(who, follow["spot"], done), {**follow, "live": False}
+
+    @friendly
+    def spot_preview(self, spot_id: int | None, request: gr.Request) -> tuple:
+        """The opened spot's newest preview, as it was when made (a returning owner's, a
+        campaign opened from the Library); nothing for a spot that has none yet."""
+        if spot_id in (None, ""):
+            return "", None, None
+        who = self.who(request)
+        done = renders.spot_preview(self.ctx, who.business_id, _id(spot_id, "spot"))
+        return ("", None, None) if done is None else self._shown_preview(who, spot_id, done)
+
+    def _shown_preview(self, who: accounts.Account, spot_id, done: renders.RenderView) -> tuple:
+        """A made preview as the page shows it: where it stands, the video, its scenes."""
         thumbnails = [
             (self._out(who, picture, f"preview-scene-{i + 1}"), caption)
             for i, (picture, caption) in enumerate(
-                renders.scene_thumbnails(self.ctx, business, done)
+                renders.scene_thumbnails(self.ctx, who.business_id, done)
             )
         ]
         verdict = "passes" if done.qc_passed else "fails"
         status = f"Preview ready ({verdict} preview QC). Watch it, then personalize it."
-        video = self._out(who, done.path, f"spotforge-spot{follow['spot']}-preview.mp4")
-        return status, video, thumbnails, {**follow, "live": False}
+        video = self._out(who, done.path, f"spotforge-spot{spot_id}-preview.mp4")
+        return status, video, thumbnails
 
     @friendly
     def cancel_job(self, job_id: int | None, request: gr.Request) -> str:
@@ -593,7 +608,7 @@ class Studio:
         API client that did not send one) decides nothing: what airs stays as it was."""
         rows = [row for row in rows or [] if any(cell not in (None, "") for cell in row)]
         if any(len(row) != len(WORDS) for row in rows):
-            raise gr.Error(f"Each row of words has {len(WORDS)} cells: {', '.join(WORDS)}.")
+            raise refused(f"Each row of words has {len(WORDS)} cells: {', '.join(WORDS)}.")
         names = list(dict.fromkeys(str(row[0]) for row in rows))
         found = _by_name(library.audiences(self.ctx, business), names, "audience")
         ids = dict(zip(names, found, strict=True))
@@ -621,7 +636,7 @@ class Studio:
         business = who.business_id
         spot_id = _id(spot_id, "spot")
         if not geographies or not audiences:
-            raise gr.Error("Choose at least one place and one audience.")
+            raise refused("Choose at least one place and one audience.")
         self._decide(business, spot_id, words)
         plan = self._plan(business, spot_id, geographies, audiences)
         run = bulk.start(self.ctx, self.engine, business, plan)
@@ -900,8 +915,7 @@ class Studio:
                 links.append(f"- {what}: not rendered — {md(d.error)}")
                 continue
             links.append(
-                f"- {what} ({_verdicts(d.verdicts)}): "
-                f"[QC report](/download/render/{d.render_id}/qc.json)"
+                f"- {what} ({_verdicts(d.verdicts)}): [QC report](/report/render/{d.render_id})"
             )
         return text, None, "\n".join(links)
 
@@ -927,7 +941,7 @@ class Studio:
             links.append(
                 f"- [{master.name}](/download/order/{order.id}/{master.name}) "
                 f"({_verdicts(shown.verdicts)}) · "
-                f"[QC report](/download/render/{shown.render_id}/qc.json)"
+                f"[QC report](/report/render/{shown.render_id})"
             )
         return files, "\n\n".join(head) + "\n\n" + "\n".join(links)
 
@@ -974,7 +988,7 @@ class Studio:
         """Add a photo or clip to the business's pictures; they are listed again with it."""
         who = self.who(request)
         if not file:
-            raise gr.Error("Choose a photo or clip to add.")
+            raise refused("Choose a photo or clip to add.")
         try:
             added = pictures.upload(self.ctx, who.business_id, self.ctx.responses.upload(file, who))
         finally:
@@ -989,7 +1003,7 @@ class Studio:
         in generated backgrounds."""
         who = self.who(request)
         if not place:
-            raise gr.Error("Choose a place.")
+            raise refused("Choose a place.")
         chosen = _backdrop(picture, focus)
         library.set_geography_background(self.ctx, who.business_id, place, chosen)
         if chosen is None:
@@ -1029,9 +1043,9 @@ class Studio:
 
     @friendly
     def open_campaign(self, campaign_id: int | None, request: gr.Request) -> tuple:
-        """Continue a campaign: its spot becomes the one every step works on."""
+        """Continue a campaign: its newest spot becomes the one every step works on."""
         who = self.who(request)
-        spot_id = businesses.first_spot(self.ctx, who.business_id, _id(campaign_id, "campaign"))
+        spot_id = businesses.newest_spot(self.ctx, who.business_id, _id(campaign_id, "campaign"))
         return self._open(who, spot_id)
 
     def _open(self, who: accounts.Account, spot_id: int) -> tuple:
@@ -1153,7 +1167,7 @@ def _follow(follow: object, kind: str) -> dict:
         or follow["kind"] != kind
         or not all(_is(follow[k], t) for k, t in expected.items())
     ):
-        raise gr.Error(f"Nothing to follow: pass what {start} returned, as it returned it.")
+        raise refused(f"Nothing to follow: pass what {start} returned, as it returned it.")
     for what in ("job", "variant", "spot", "order"):
         if what in follow:
             _id(follow[what], what)
@@ -1174,10 +1188,10 @@ def _elapsed(follow: dict) -> float:
 def _id(value: int | float | str | None, what: str) -> int:
     """An id as a page or a script sent it; ids start at 1 (an empty number field holds 0)."""
     if value in (None, "", 0):
-        raise gr.Error(f"Choose a {what} first." if what != "spot" else "Start with the brief.")
+        raise refused(f"Choose a {what} first." if what != "spot" else "Start with the brief.")
     number = _count(value, what)
     if number == 0:
-        raise gr.Error(f"Choose a {what} first.")
+        raise refused(f"Choose a {what} first.")
     return number
 
 
@@ -1186,16 +1200,29 @@ def _count(value: int | float | str | None, what: str) -> int:
     if value in (None, ""):
         return 0
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise gr.Error(f"The {what} must be a whole number.")
+        raise refused(f"The {what} must be a whole number.")
     text = str(value).strip()
     if isinstance(value, float) and value.is_integer():
         text = str(int(value))
     if not text.isdigit() or not text.isascii():
-        raise gr.Error(f"The {what} must be a whole number.")
+        raise refused(f"The {what} must be a whole number.")
     number = int(text)
     if number >= 2**31:
-        raise gr.Error(f"There is no {what} {number}.")
+        raise refused(f"There is no {what} {number}.")
     return number
+
+
+def _templates_label(ctx: AppContext, duration: int | str | None) -> str:
+    """The template gallery's label: which length it shows, and that the others have their own
+    (an owner looking for a 30 s story among the 15 s ones saw none and was not told)."""
+    length = _length(duration)
+    if length is None:
+        return "Templates (click one)"
+    others = Counter(t.duration for t in spots.template_choices(ctx) if t.duration != length)
+    more = "; ".join(f"{n} more at {d} s" for d, n in sorted(others.items()))
+    return f"Templates for {length} s spots (click one)" + (
+        f": {more}, under Length" if more else ""
+    )
 
 
 def _length(duration: int | str | None) -> int | None:
@@ -1223,7 +1250,7 @@ def _by_name(views, names: list[str], what: str) -> list[int]:
     by_name = {v.name: v.id for v in views}
     unknown = [n for n in names if n not in by_name]
     if unknown:
-        raise gr.Error(plain(f"There is no {what} called {unknown[0]!r}."))
+        raise refused(f"There is no {what} called {unknown[0]!r}.")
     return [by_name[n] for n in names]
 
 

@@ -22,7 +22,7 @@ from app.ui.studio import (
     friendly,
     stopped,
 )
-from app.ui.text import plain
+from app.ui.text import plain, refused
 
 GRID = 8  # clips one click asks for: each is a preview render of about half a minute on a CPU
 Clip = tuple[str, str]  # the clip as this session may fetch it, and its caption
@@ -62,7 +62,7 @@ class VariantClips:
         )  # fmt: skip
         chosen = [c.id for c in cards if c.status in ("ready", "approved")][:GRID]
         if not chosen:
-            raise gr.Error("No variants to watch yet: make them first.")
+            raise refused("No variants to watch yet: make them first.")
         status, made, follow = self._clips(who, self._start(who, chosen))
         return status, list(made.values()), follow
 
@@ -98,7 +98,7 @@ class VariantClips:
         variants in order, each with its job."""
         chosen = list(dict.fromkeys(_id(v, "variant") for v in variant_ids or []))
         if not 0 < len(chosen) <= GRID:
-            raise gr.Error(f"Choose from 1 to {GRID} variants to watch.")
+            raise refused(f"Choose from 1 to {GRID} variants to watch.")
         ctx, business = self.studio.ctx, who.business_id
         started = [[v, renders.enqueue(ctx, business, v, "preview")] for v in chosen]
         typical = renders.typical_seconds(ctx, business, "preview")
@@ -124,7 +124,7 @@ class VariantClips:
         if waiting:
             elapsed = _elapsed(follow)
             if elapsed > WATCH_S:
-                raise gr.Error("Still rendering after an hour: come back later.")
+                raise refused("Still rendering after an hour: come back later.")
             # The clips render one after another: the next is due after those done and its own.
             due = follow["typical"] * (total - len(waiting) + 1)
             line = _job_status(waiting[0], elapsed, due, "next clip")
@@ -157,5 +157,5 @@ def _checked(follow: object) -> dict:
         and isinstance(follow["live"], bool)
     )
     if not shape:
-        raise gr.Error("Nothing to follow: pass what play_variants returned, as it returned it.")
+        raise refused("Nothing to follow: pass what play_variants returned, as it returned it.")
     return follow

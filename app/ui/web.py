@@ -646,10 +646,12 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
         variants_follow.change(
             working, inputs=variants_follow, outputs=[make, stop_variants], **TICK
         )
-        # A spot opened (a returning owner, a campaign from the Library) shows its variants.
+        # A spot opened (a returning owner, a campaign from the Library) shows its variants,
+        # and its preview if one was made; a new spot, none yet.
         spot.change(
             s.variant_gallery, inputs=[spot, only_place, only_people], outputs=gallery, **TICK
         )
+        spot.change(s.spot_preview, inputs=spot, outputs=[status, video, frames], **TICK)
         for narrow, name in ((only_place, "variant_gallery"), (only_people, False)):
             narrow.change(
                 s.variant_gallery,

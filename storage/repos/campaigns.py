@@ -18,14 +18,17 @@ class Campaigns:
         self._scope = scope
 
     def create(self, name: str, objective: str = "") -> Campaign:
-        name, objective = name.strip(), objective.strip()
+        name = name.strip()
         if not name:
             raise InvalidValue("a campaign needs a name")
         if len(name) > 120:
             raise InvalidValue("a campaign name has at most 120 characters")
-        if len(objective) > 500:
-            raise InvalidValue("an objective has at most 500 characters")
-        return self._scope.add(Campaign(name=name, objective=objective))
+        return self._scope.add(Campaign(name=name, objective=_objective(objective)))
+
+    def set_objective(self, campaign_id: int, objective: str) -> Campaign:
+        campaign = self.get(campaign_id)
+        campaign.objective = _objective(objective)
+        return campaign
 
     def list(self) -> list[Campaign]:
         return self._scope.all(
@@ -73,3 +76,10 @@ class Campaigns:
         return self._scope.all(
             self._scope.select(Spot).where(Spot.campaign_id == campaign_id).order_by(Spot.id)
         )
+
+
+def _objective(objective: str) -> str:
+    objective = objective.strip()
+    if len(objective) > 500:
+        raise InvalidValue("an objective has at most 500 characters")
+    return objective

@@ -174,7 +174,7 @@ def test_the_whole_flow_through_the_api(app_server, photo, tmp_path):
         assert report.passed, report.failures
         qc_file = next(Path(f) for f in files if f.endswith(".qc.json"))
         assert json.loads(qc_file.read_text())["passed"] is True
-        assert "/download/render/" in links
+        assert "/download/order/" in links and "/report/render/" in links
 
         tree = api.predict(1, api_name="/lineage")
         assert "as briefed" in tree and "Manhattan · Retirees (approved)" in tree

@@ -108,7 +108,7 @@ def attack(tmp_path_factory):
         text, delivered, links, _ = until(a, "/order_progress", settled, follows["order"])
         assert "delivered" in text
         seen += [delivered]
-        render = int(links.split("/download/render/")[1].split("/")[0])
+        render = int(links.split("/report/render/")[1].split(")")[0])
         # The package and each master, by the order's id and the file's name.
         delivered = [part.split(")")[0] for part in links.split("(/download/order/")[1:]]
         assert any(p.endswith(".zip") for p in delivered) and len(delivered) == 2
@@ -243,7 +243,11 @@ def test_b_fetches_none_of_a_s_files_by_any_route(attack):
     # Downloads by id: another business's render is not found; a non-number is a sentence.
     render = attack["ids"]["render"]
     assert status(url, f"/download/render/{render}", a_token) == 200
-    for path in (f"/download/render/{render}", f"/download/render/{render}/qc.json"):
+    bearer = {"Authorization": f"Bearer {a_token}"}
+    code, _, page = request(url, f"/report/render/{render}", headers=bearer)
+    assert code == 200 and b"checks pass" in page  # its QC report, as a page to read
+    qc_paths = (f"/download/render/{render}/qc.json", f"/report/render/{render}")
+    for path in (f"/download/render/{render}", *qc_paths):
         assert status(url, path, b_token) == 404
         assert status(url, path, None) == 401
     order = attack["ids"]["order"]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from app.services import UserError, text_rules
-from app.ui.text import md, plain
+from app.ui.text import md, plain, refused
 
 # Markdown with raw HTML allowed and GitHub's tables: more permissive than Gradio's Markdown.
 RENDER = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
@@ -83,3 +83,12 @@ def test_a_message_for_a_toast_is_not_html():
 
 def _text_of(inner_html: str) -> str:
     return html.unescape(inner_html)
+
+
+def test_a_refusal_is_escaped_and_stays_long_enough_to_read():
+    upload = "Your product photo (<b>x</b>.png) was not taken. " + "word " * 30
+    error = refused(upload)
+    assert "<b>" not in error.message and "&lt;b&gt;" in error.message
+    assert error.duration >= 30  # 38 words: a customer missed one that faded after 10 s
+    assert refused("Pick a background first.").duration < 15
+    assert refused("word " * 500).duration == 60  # an apology is never stuck on screen

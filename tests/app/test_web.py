@@ -19,6 +19,7 @@ from skimage import data
 
 from app.services.text_rules import limit
 from templates import qc
+from templates.spec import all_templates
 
 pytestmark = pytest.mark.long  # minutes of work: started first (tests/conftest.py)
 
@@ -121,6 +122,10 @@ def test_brief_to_download(browser, app_server, photo, tmp_path):
         steps.shot("signed-in")
 
         fill_brief(page, photo)
+        # The templates shown are one length's, and the page says the other has its own.
+        longer = sum(t.duration == 30 for t in all_templates())
+        label = f"Templates for 15 s spots (click one): {longer} more at 30 s, under Length"
+        expect(page.get_by_text(label)).to_be_visible()
         # A live count under each field with a limit, as it is typed.
         expect(page.locator(".counter", has_text=f"20 / {limit('headline')}")).to_be_visible()
         steps.shot("brief")
@@ -215,6 +220,18 @@ def test_brief_to_download(browser, app_server, photo, tmp_path):
         download.value.save_as(saved)
         report = qc.check(saved, qc.BROADCAST)
         assert report.passed, report.failures
+        # Its QC report is a page to read, which links the file a broadcaster's system takes.
+        href = (
+            page.locator("#downloads").get_by_role("link", name="QC report").get_attribute("href")
+        )
+        reading = context.new_page()
+        reading.goto(url + href)
+        expect(reading.get_by_role("heading")).to_have_text("Manhattan · Retirees · 16:9 final")
+        expect(
+            reading.get_by_text(re.compile(r"Passes the broadcast.* checks pass"))
+        ).to_be_visible()
+        expect(reading.get_by_role("cell", name="FAIL", exact=True)).to_have_count(0)
+        reading.close()
 
         # The library shows the campaign's lineage: the base, and the variants under it.
         tab(page, "Library")
@@ -249,6 +266,8 @@ def on_a_phone(browser, signed_in: dict, url: str, shots: Path) -> None:
     steps.shot("storyboard")
     tab(page, "3 · Preview")
     expect(page.get_by_role("button", name="Render preview")).to_be_visible()
+    expect(page.locator("#status")).to_contain_text("Preview ready")  # the desk's, as made
+    expect(page.locator("#preview-video video")).to_have_count(1)
     tab(page, "4 · Personalize")
     expect(page.locator("#variants .thumbnail-item").first).to_be_visible()  # the desk's
     for name in ("Manhattan", "Retirees"):
@@ -325,7 +344,10 @@ def test_mistakes_show_a_clear_message(browser, app_server, photo, tmp_path):
         tab(page, "Library")
         page.locator("#picture-file input[type=file]").set_input_files(bogus)
         page.get_by_role("button", name="Add to your pictures").click()
-        expect(page.get_by_text(re.compile("not recognised|corrupt"))).to_be_visible()
+        # (The brief's refusal may still be up: it names the file it refused.)
+        expect(
+            page.get_by_text(re.compile("^(This file type is not recognised|.*corrupt)"))
+        ).to_be_visible()
         page.locator("#picture-file").get_by_role("button", name="Clear").click()
         storefront = tmp_path / "our-storefront.png"
         Image.new("RGB", (1600, 900), (30, 140, 90)).save(storefront)

@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from templates import package
+from templates import package, qc
 from templates.package import Master
 
 
@@ -66,3 +66,17 @@ def test_the_zip_holds_each_master_its_report_and_one_escaped_sheet(tmp_path, cl
         assert shown in html
     again = package.write(tmp_path / "again.zip", masters, sheet)
     assert again.read_bytes() == made.read_bytes()  # the same package, the same bytes
+
+
+def test_a_qc_report_reads_as_a_page_with_every_check_and_its_words_escaped(clip):
+    report = qc.check(clip, qc.PREVIEW).to_dict()
+    rules = report["rules"]
+    rules[0] |= {"passed": False, "measured": "<img src=x onerror=alert(1)>"}
+    report["passed"] = False
+    page = package.qc_page("Spring <b>drop</b>", report, "/download/render/7/qc.json", "/")
+    assert "<img src=x" not in page and "<b>drop" not in page and "&lt;b&gt;drop" in page
+    passing = sum(r["passed"] for r in rules)
+    assert f"Fails the preview spec</strong>: {passing} of {len(rules)} checks pass." in page
+    assert page.count('<td class="fail">FAIL</td>') == len(rules) - passing >= 1
+    assert page.count('<td class="pass">pass</td>') == passing
+    assert '<a href="/download/render/7/qc.json">' in page
