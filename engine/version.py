@@ -9,4 +9,7 @@
 # batch's first: Manhattan showed the Bay Area's houses through its towers).
 # 0.4.3: layouts at 1080p draw towers' floors, brick courses, snow's drifts and golden hour's
 # raking light (engine.training.landmarks), so finals drawn from them carry those.
-ENGINE_VERSION = "0.4.3"
+# 0.4.4: at 1080p an overcast sky is a deck of cloud cells in perspective, not a smooth grey;
+# landmarks show their make (the Space Needle's lattice, the obelisk's faces, the Capitol's
+# columns...); a field meets the land behind it in blades, not a ruled line.
+ENGINE_VERSION = "0.4.4"

@@ -9,9 +9,11 @@ drawn at the size asked (twice that, then downsampled, for small sizes), so a se
 same composition at 256x144 for training and at 1920x1080 for a look. At sizes that can show
 it (`_shows_fine`), grass, rock, snow, forest canopy (trees' crowns too), gravel, sand and water
 carry a hard-edged texture (`_texture`), raked harder by golden hour's low sun; towers show
-their floors and brick walls their courses; and at night the land its lit windows and a clear
-sky its fainter stars: the detail a 1080p photograph has and an upscaler must learn. At 256x144
-it would be below a pixel, so it is not drawn and training's pictures are as they were. Sky and
+their floors and brick walls their courses; landmarks their make (a lattice, columns, a glass
+band, a shaded face); an overcast sky its deck of cloud cells; and at night the land its lit
+windows and a clear sky its fainter stars: the detail a 1080p photograph has and an upscaler
+must learn. At 256x144 it would be below a pixel, so it is not drawn and training's pictures
+are as they were. Sky and
 light follow `scenes.py` (same colours per time of day, same dimming when cloudy).
 
 `python -m engine.training.landmark_report` measures how well the project's scene classifier
@@ -20,11 +22,12 @@ recognises each geography and writes the contact sheet.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
+from scipy import ndimage
 
 from engine.training.scenes import SKY, TIMES, WEATHER, _lit, _ridge
 
@@ -162,7 +165,59 @@ def _sky(params, size, horizon, rng, grain) -> Image.Image:
         clouds = clouds.filter(ImageFilter.GaussianBlur(height / 40))
         shade = {"day": (225, 225, 230), "golden": (200, 150, 130), "night": (60, 62, 75)}
         image.paste(Image.new("RGB", size, shade[params.time]), (0, 0), clouds)
+        image = _cloud_deck(image, params, horizon)
     return image
+
+
+# An overcast sky seen from below is a deck of cloud cells, not a smooth grey: thick cells
+# darker, the thin seams between them lighter, in perspective (a flat layer's cells shrink and
+# flatten towards the horizon), fading into the haze there; at night, lit warm from below by
+# the towns near the horizon. Drawn where the size shows it (at 1080p its finest cells are 6 px),
+# from its own random stream, so that every other texture is as it was.
+DECK_CONTRAST = 0.13  # brightness of a thin seam over a thick cell's, share of the sky's
+DECK_GLOW = np.array([20.0, 12.0, 4.0], np.float32)  # town light under the cells at night
+DECK_FINEST = 6.0  # px: smaller cells would shimmer, and the measure's 5x5 median drops them
+
+
+def _cloud_deck(image: Image.Image, params: LandmarkParams, horizon: float) -> Image.Image:
+    width, height = image.size
+    rows = int(horizon)
+    if not _shows_fine(height) or rows < 2:
+        return image
+    stream = np.random.default_rng([params.seed, 2])
+    ys, xs = np.mgrid[0:rows, 0:width].astype(np.float32)
+    above = (horizon - ys) / height + 0.03  # the view's angle above the horizon, roughly
+    depth = 1 / above  # along the deck, to where the line of sight meets it
+    across = (xs - width / 2) / height * depth
+    noise = np.zeros_like(depth)
+    frequency, amplitude, total = 3.0, 1.0, 0.0
+    for _ in range(7):
+        period = height * above / frequency  # a cell's size on screen at this octave, px
+        weight = np.clip(period / DECK_FINEST - 1, 0, 1)
+        seen = weight > 0
+        if not seen.any():  # and no finer octave is either
+            break
+        # Squeezed along the line of sight, so that the cells lie in rows across it.
+        cells = _value_noise(stream, across[seen] * frequency, depth[seen] * frequency * 2.2)
+        noise[seen] += amplitude * weight[seen] * cells
+        total += amplitude**2
+        frequency, amplitude = frequency * 2, amplitude * 0.55
+    thick = np.clip((noise / np.sqrt(total) + 0.2) / 0.7, 0, 1)
+    thick = thick * thick * (3 - 2 * thick)  # cells with soft, not blurred, edges
+    haze = np.clip((above - 0.03) / 0.1, 0, 1)  # the far deck melts into the horizon's haze
+    sky = np.asarray(image, np.float32).copy()
+    sky[:rows] *= (1 + DECK_CONTRAST * haze * (0.5 - thick))[..., None]
+    if params.time == "night":
+        sky[:rows] += DECK_GLOW * (thick * np.exp(-above / 0.15))[..., None]
+    return Image.fromarray(sky.clip(0, 255).astype(np.uint8))
+
+
+def _value_noise(stream: np.random.Generator, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Smooth noise at the points (u, v): a lattice of normal values, one per unit, its cubic
+    spline there."""
+    u0, v0 = np.floor(u.min()) - 1, np.floor(v.min()) - 1
+    lattice = stream.standard_normal((int(v.max() - v0) + 3, int(u.max() - u0) + 3))
+    return ndimage.map_coordinates(lattice.astype(np.float32), [v - v0, u - u0], order=3)
 
 
 def _starfield(d: ImageDraw.ImageDraw, size, horizon, grain: np.random.Generator) -> None:
@@ -306,6 +361,25 @@ def ground(cv: _Canvas, color, at: float = 0.0, texture: str = "grass") -> None:
     outline = [(0, top), (cv.w, top), (cv.w, cv.h), (0, cv.h)]
     cv.draw.polygon(outline, fill=lit)
     _texture(cv, outline, lit, texture)
+    if texture == "grass" and at > 0:
+        _fringe(cv, top, lit)
+
+
+def _fringe(cv: _Canvas, top: float, color) -> None:
+    """Where the size shows it, the field's front edge over the land behind it as grass does
+    meet it, blades standing up past the line, not a ruled edge."""
+    if not _shows_fine(cv.h):
+        return
+    grain = np.random.default_rng([cv.params.seed, 4])  # its own: other textures as they were
+    depth = np.clip((top - cv.horizon) / cv.h, 0.0, 0.6)
+    size = cv.h * FACET * (0.6 + 2.5 * depth)
+    spread = TEXTURES["grass"] * RAKING.get(cv.params.time, 1.0)
+    count = int(3 * cv.w / size)
+    xs, tall = grain.uniform(0, cv.w, count), grain.uniform(0.4, 1.6, count) * size
+    shades = np.array(color, np.float32) * grain.uniform(1 - spread, 1 + spread, count)[:, None]
+    for x, r, fill in zip(xs, tall, shades.clip(0, 255).astype(int).tolist(), strict=True):
+        cv.draw.polygon([(x - r * 0.3, top + r * 0.4), (x + r * 0.3, top + r * 0.4),
+                         (x, top - r)], fill=tuple(fill))  # fmt: skip
 
 
 def hills(
@@ -463,6 +537,34 @@ def landmark(cv, kind, x=0.5, at=0.0, height=0.5, color=(200, 200, 200)) -> None
     LANDMARKS[kind](cv, cv.x(x), cv.y(at), height * cv.h * cv.zoom, color)
 
 
+# What makes a landmark itself at 1:1, beyond its silhouette, drawn where the size shows it
+# (`_shows_fine`) from its own random stream, so every other texture is as it was: its shaded
+# face (the sun on its left, none under cloud or at night), and per structure its lattice,
+# columns, windows or ribs, at least 3 px so the measure's 5x5 median keeps them.
+SHADED = {"day": 0.8, "golden": 0.7}  # the far face's brightness in direct sun
+
+
+def _fine(cv: _Canvas) -> _Canvas | None:
+    """The canvas to draw a landmark's detail on, or None where the size does not show it."""
+    if not _shows_fine(cv.h):
+        return None
+    return replace(cv, grain=np.random.default_rng([cv.params.seed, 3]))
+
+
+def _shade(cv: _Canvas, color) -> tuple[int, int, int]:
+    """`color`, as lit, on a face turned from the sun."""
+    k = SHADED.get(cv.params.time, 1.0) if cv.params.weather == "clear" else 0.93
+    return tuple(int(c * k) for c in cv.lit(color))
+
+
+def _line(cv: _Canvas, points, fill, width: float = 3.0) -> None:
+    cv.draw.line(points, fill=fill, width=max(3, round(width)))
+
+
+def _darker(color, k: float = 0.75) -> tuple[int, int, int]:
+    return tuple(int(c * k) for c in color)
+
+
 def _needle(cv, x, base, h, color):
     c = cv.lit(color)
     leg = h * 0.05
@@ -492,6 +594,36 @@ def _needle(cv, x, base, h, color):
             fill=LIT,
             width=max(1, int(h * 0.02)),
         )
+    f = _fine(cv)
+    if f is None:
+        return
+    dark, waist = _darker(c, 0.7), h * 0.72
+    # The legs' far side in shade, their cross-bracing, and the top house's glass band under
+    # its halo.
+    cv.draw.polygon([(x, base - waist), (x + leg * 0.4, base - waist), (x + leg * 1.6, base),
+                     (x, base)], fill=_shade(cv, color))  # fmt: skip
+
+    def half(y):  # the legs' half-width at height y
+        return leg * 0.4 + leg * 1.2 * (y - (base - waist)) / waist
+
+    tiers = 9
+    for k in range(tiers):
+        y0, y1 = base - waist + k * waist / tiers, base - waist + (k + 1) * waist / tiers
+        _line(f, [(x - half(y0), y0), (x + half(y1), y1)], dark)
+        _line(f, [(x + half(y0), y0), (x - half(y1), y1)], dark)
+    top, bottom = base - h * 0.805, base - h * 0.76
+
+    def saucer(y):  # the top house's half-width at height y
+        return h * 0.09 + h * 0.07 * (y - (base - h * 0.82)) / (h * 0.08)
+
+    glass = (255, 214, 130) if cv.night else cv.lit((70, 90, 110))
+    band = [(x - saucer(top), top), (x + saucer(top), top),
+            (x + saucer(bottom), bottom), (x - saucer(bottom), bottom)]  # fmt: skip
+    cv.draw.polygon(band, fill=glass)
+    mullion = max(8.0, h * 0.012)
+    for mx in np.arange(x - saucer(top) + mullion, x + saucer(top), mullion):
+        _line(f, [(mx, top), (mx, bottom)], c)
+    _line(f, [(x - h * 0.17, base - h * 0.818), (x + h * 0.17, base - h * 0.818)], c, h * 0.008)
 
 
 def _ball(cv, x, base, h, color):
@@ -503,13 +635,28 @@ def _ball(cv, x, base, h, color):
     for k in range(-2, 3):  # the ball's lattice
         yy = base - h * 0.8 - 0.6 * r + k * r * 0.35
         cv.draw.line((x - r * 0.9, yy, x + r * 0.9, yy), fill=cv.lit((120, 130, 150)))
+    f = _fine(cv)
+    if f is None:
+        return
+    # The shaft's far side in shade; the ball's lattice as struts, meridians and rings.
+    cv.draw.rectangle((x, base - h * 0.8, x + h * 0.035, base), fill=_shade(cv, color))
+    strut, top, bottom = cv.lit((120, 130, 150)), base - h * 0.8 - 1.6 * r, base - h * 0.8 + 0.4 * r
+    for k in range(-2, 3):
+        yy = base - h * 0.8 - 0.6 * r + k * r * 0.35
+        reach = r * np.sqrt(max(0.0, 1 - ((yy - (top + r)) / r) ** 2))
+        _line(f, [(x - reach, yy), (x + reach, yy)], strut)
+    for k in (0.35, 0.7):
+        f.draw.arc((x - r * k, top, x + r * k, bottom), 0, 360, fill=strut, width=3)
 
 
 def _stepped(cv, x, base, h, color):
-    c = cv.lit(color)
+    c, f = cv.lit(color), _fine(cv)
     for k, (w, top) in enumerate(((0.22, 0.62), (0.16, 0.82), (0.1, 0.92))):
-        cv.draw.rectangle((x - h * w / 2, base - h * top, x + h * w / 2, base), fill=c)
-        _windows(cv, (x - h * w / 2, base - h * top, x + h * w / 2, base), chance=0.5 - 0.1 * k)
+        box = (x - h * w / 2, base - h * top, x + h * w / 2, base)
+        cv.draw.rectangle(box, fill=c)
+        if f is not None:  # its floors, under its windows, as every tower's
+            _storeys(f, box, _lighter(c, 18))
+        _windows(cv, box, chance=0.5 - 0.1 * k)
     for dx in (-0.025, 0.025):  # the two antennas
         cv.draw.line(
             (x + dx * h, base - h * 0.92, x + dx * h, base - h), fill=c, width=max(1, int(h * 0.01))
@@ -528,6 +675,27 @@ def _obelisk(cv, x, base, h, color):
         ],
         fill=c,
     )
+    f = _fine(cv)
+    if f is None:
+        return
+    # Its far face in shade; the lower quarter's paler marble (its building paused a
+    # generation there); two viewing windows under the tip.
+    face = [(x + h * 0.008, base), (x + h * 0.006, base - h * 0.92), (x, base - h),
+            (x + h * 0.035, base - h * 0.92), (x + h * 0.05, base)]  # fmt: skip
+    cv.draw.polygon(face, fill=_shade(cv, color))
+    seam = h * 0.27
+    inset = h * 0.015 * seam / (h * 0.92)  # its sides taper by this much up to the seam
+    pale = [tuple(min(255, int(v * 1.05)) for v in tone) for tone in (c, _shade(cv, color))]
+    near = [(x - h * 0.05, base), (x - h * 0.05 + inset, base - seam),
+            (x + h * 0.007, base - seam), (x + h * 0.008, base)]  # fmt: skip
+    far = [(x + h * 0.008, base), (x + h * 0.007, base - seam),
+           (x + h * 0.05 - inset, base - seam), (x + h * 0.05, base)]  # fmt: skip
+    cv.draw.polygon(near, fill=pale[0])
+    cv.draw.polygon(far, fill=pale[1])
+    window = LIT if cv.night else _darker(c, 0.45)
+    for dx in (-0.022, 0.012):
+        cv.draw.rectangle((x + dx * h, base - h * 0.885, x + (dx + 0.01) * h, base - h * 0.87),
+                          fill=window)  # fmt: skip
 
 
 def _dome(cv, x, base, h, color):
@@ -540,6 +708,21 @@ def _dome(cv, x, base, h, color):
         for k in range(5):
             xx = x - h * 0.16 + k * h * 0.08
             cv.draw.rectangle((xx, base - h * 0.45, xx + h * 0.03, base - h * 0.3), fill=LIT)
+    f = _fine(cv)
+    if f is None:
+        return
+    # Columns along the wings and round the drum; the dome's ribs and its tiers.
+    column = _darker(c, 0.72)
+    for x0, x1, y0, y1, every in ((-0.6, -0.2, 0.21, 0.04, 0.03), (0.2, 0.6, 0.21, 0.04, 0.03),
+                                  (-0.18, 0.18, 0.46, 0.31, 0.035)):  # fmt: skip
+        for cx in np.arange(x + x0 * h, x + x1 * h, every * h):
+            _line(f, [(cx, base - y0 * h), (cx, base - y1 * h)], column)
+    for k in (0.35, 0.7):
+        f.draw.arc((x - h * 0.2 * k, base - h * 0.8, x + h * 0.2 * k, base - h * 0.25), 180, 360,
+                   fill=column, width=3)  # fmt: skip
+    for y in (0.52, 0.6):
+        half = h * 0.2 * np.sqrt(max(0.0, 1 - ((y - 0.525) / 0.275) ** 2))
+        _line(f, [(x - half, base - y * h), (x + half, base - y * h)], column)
 
 
 def _spires(cv, x, base, h, color):
@@ -556,6 +739,21 @@ def _spires(cv, x, base, h, color):
             ],
             fill=c,
         )
+    f = _fine(cv)
+    if f is None:
+        return
+    # Each spire's far face in shade; two rows of tall arched windows along the hall.
+    shade = _shade(cv, color)
+    for k, dx in enumerate((-0.32, -0.22, -0.12, 0.12, 0.22, 0.32)):
+        top = h * (0.85 + 0.15 * (k in (2, 3)))
+        cv.draw.polygon([(x + dx * h, base - h * 0.45), (x + dx * h, base - top),
+                         (x + dx * h + h * 0.035, base - h * 0.45)], fill=shade)  # fmt: skip
+    window = LIT if cv.night else _darker(c, 0.55)
+    for y0, y1 in ((0.4, 0.28), (0.2, 0.08)):
+        for wx in np.arange(x - h * 0.31, x + h * 0.31, h * 0.055):
+            w = h * 0.018
+            cv.draw.rectangle((wx, base - y0 * h + w, wx + w, base - y1 * h), fill=window)
+            cv.draw.ellipse((wx, base - y0 * h, wx + w, base - y0 * h + 2 * w), fill=window)
 
 
 def _clocktower(cv, x, base, h, color):
@@ -568,17 +766,46 @@ def _clocktower(cv, x, base, h, color):
         [(x - h * 0.05, base - h * 0.8), (x, base - h), (x + h * 0.05, base - h * 0.8)], fill=white
     )
     cv.draw.ellipse((x - h * 0.04, base - h * 0.56, x + h * 0.04, base - h * 0.48), fill=white)
+    f = _fine(cv)
+    if f is None:
+        return
+    # Brick courses; white-framed sash windows in two rows; the clock's hands.
+    _courses(f, (x - h * 0.5, base - h * 0.35, base), (x + h * 0.5, base - h * 0.35, base), c)
+    frame, glass = white, LIT if cv.night else cv.lit((60, 70, 80))
+    for y0 in (0.3, 0.15):
+        for wx in np.arange(x - h * 0.45, x + h * 0.45, h * 0.1):
+            if abs(wx + h * 0.02 - x) < h * 0.1:
+                continue  # the tower stands there
+            top, bottom = base - y0 * h, base - (y0 - 0.09) * h
+            cv.draw.rectangle((wx, top, wx + h * 0.04, bottom), fill=frame)
+            inset = h * 0.006
+            cv.draw.rectangle((wx + inset, top + inset, wx + h * 0.034, bottom - inset), fill=glass)
+    hand = _darker(c, 0.5)
+    _line(f, [(x, base - h * 0.52), (x, base - h * 0.55)], hand)
+    _line(f, [(x, base - h * 0.52), (x + h * 0.022, base - h * 0.51)], hand)
 
 
 def _pointed(cv, x, base, h, color):
     """A tower with a pointed, gold-lit crown (Atlanta's Bank of America Plaza)."""
-    c = cv.lit(color)
-    cv.draw.rectangle((x - h * 0.08, base - h * 0.8, x + h * 0.08, base), fill=c)
-    _windows(cv, (x - h * 0.08, base - h * 0.8, x + h * 0.08, base), chance=0.5)
+    c, f = cv.lit(color), _fine(cv)
+    shaft = (x - h * 0.08, base - h * 0.8, x + h * 0.08, base)
+    cv.draw.rectangle(shaft, fill=c)
+    if f is not None:  # its floors, under its windows
+        _storeys(f, shaft, c)
+    _windows(cv, shaft, chance=0.5)
     gold = (255, 200, 70) if cv.night else cv.lit((220, 180, 90))
     cv.draw.polygon(
         [(x - h * 0.08, base - h * 0.8), (x, base - h), (x + h * 0.08, base - h * 0.8)], fill=gold
     )
+    if f is None:
+        return
+    # The crown's open gold lattice, its far face in shade.
+    if not cv.night:
+        cv.draw.polygon([(x, base - h * 0.8), (x, base - h), (x + h * 0.08, base - h * 0.8)],
+                        fill=_shade(cv, (220, 180, 90)))  # fmt: skip
+    strut = _darker(gold, 0.7)
+    for k in np.linspace(-0.06, 0.06, 7):
+        _line(f, [(x + k * h, base - h * 0.8), (x + k * h * 0.25, base - h * 0.95)], strut)
 
 
 def _wheel(cv, x, base, h, color):
@@ -597,6 +824,18 @@ def _wheel(cv, x, base, h, color):
         dx, dy = r * np.cos(a), r * np.sin(a)
         cv.draw.line((x - dx, cy - dy, x + dx, cy + dy), fill=rim, width=max(1, int(h * 0.01)))
     cv.draw.polygon([(x, cy), (x - r * 0.5, deck), (x + r * 0.5, deck)], outline=c)
+    f = _fine(cv)
+    if f is None:
+        return
+    # Its gondolas round the rim, each its own colour.
+    for a in np.linspace(0, 2 * np.pi, 16, endpoint=False):
+        gx, gy, size = x + r * np.cos(a), cy + r * np.sin(a), h * 0.025
+        tint = (
+            LIGHT_COLORS[int(f.grain.integers(len(LIGHT_COLORS)))]
+            if cv.night
+            else cv.lit(((240, 200, 60), (60, 140, 220), (240, 240, 240))[int(f.grain.integers(3))])
+        )
+        cv.draw.rectangle((gx - size / 2, gy, gx + size / 2, gy + size * 1.2), fill=tint)
 
 
 LANDMARKS = {
@@ -777,7 +1016,7 @@ def beach(cv, sea=(30, 110, 170), sand=(230, 205, 150), shore=0.2, surf=True) ->
     wave = y0 + 0.01 * cv.h * np.sin(
         np.linspace(0, cv.rng.uniform(8, 14), cv.w) + cv.rng.uniform(0, 6)
     )
-    _polygon_below(cv, wave, cv.lit(sand, 0.06), texture="sand")
+    _polygon_below(cv, wave, cv.lit(sand, 0.06), texture="sand", nearest=True)  # the foreground
     if surf:
         cv.draw.line(
             [(i, float(wave[i])) for i in range(0, cv.w, 2)],

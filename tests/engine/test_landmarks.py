@@ -76,3 +76,31 @@ def test_at_1080p_towers_show_their_floors_brick_its_courses_and_golden_light_th
     assert effective_lines(towers) >= 560
     assert effective_lines(brick) >= 400
     assert effective_lines(ridges) >= 350
+
+
+def test_an_overcast_sky_at_1080p_is_a_deck_of_cloud_cells_in_perspective():
+    # It was a smooth grey with blurred blobs (the band above the skyline held 4 lines of 240).
+    params = LandmarkParams("Seattle", "day", "cloudy", 4)
+    sky = draw(params, (1920, 1080)).crop((0, 0, 1920, 240))
+    assert effective_lines(sky) >= 12
+    # Cells shrink towards the horizon, as a flat layer's do: the brightness steps between
+    # neighbouring rows are larger low in the band than at its top.
+    rows = np.abs(np.diff(np.asarray(sky.convert("L"), np.float64), axis=0)).mean(1)
+    assert rows[160:].mean() > 1.5 * rows[:80].mean()
+
+
+def test_at_1080p_landmarks_show_their_make_and_a_field_meets_the_land_behind_it_unruled():
+    # Flat cut-outs before: the Space Needle, the Mall's obelisk and dome, the temple's hall
+    # (390, 589 and 554 lines); now a lattice and a glass band, shaded faces and columns,
+    # arched windows.
+    needle = draw(LandmarkParams("Seattle", "day", "cloudy", 0), (1920, 1080))
+    mall = draw(LandmarkParams("Washington, D.C.", "golden", "clear", 0), (1920, 1080))
+    temple = draw(LandmarkParams("Salt Lake City", "day", "clear", 0), (1920, 1080))
+    assert effective_lines(needle) >= 480
+    assert effective_lines(mall) >= 640
+    assert effective_lines(temple) >= 640
+    # The Bay Area's field ended in a ruled line across the frame, where the brightness stepped
+    # 10.6 times as much as on a typical row of the lower half; its blades break it now.
+    bay = draw(LandmarkParams("San Francisco Bay Area", "day", "clear", 0), (1920, 1080))
+    steps = np.abs(np.diff(np.asarray(bay.convert("L"), np.float64), axis=0)).mean(1)[540:]
+    assert steps.max() < 6 * np.median(steps)
