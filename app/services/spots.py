@@ -156,13 +156,12 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
         raise UserError(f"Add at most {MAX_PHOTOS} product photos.")
     with ctx.tenant(business_id) as tenant:
         business_name = tenant.business.name
-        # With no photo uploaded, the brief names the spot whose photos it takes (checked
-        # above); another business's spot is not found.
-        spot_photos = (
-            []
-            if form.product_photos
-            else [a.id for a in tenant.campaigns.spot(form.photos_of).product_assets]
-        )
+        # The open spot (another business's is not found, before anything is stored): its
+        # photos stand in where none is uploaded (checked above), and under its campaign's
+        # name the new spot is its next version.
+        opened = None if form.photos_of is None else tenant.campaigns.spot(form.photos_of)
+        spot_photos = [] if form.product_photos else [a.id for a in opened.product_assets]
+        open_campaign = None if opened is None else opened.campaign_id
         if form.background is not None:
             pictures.checked(tenant, form.background)  # another business's: "not found"
         # The kit's logo and fonts stand in for those not uploaded; an upload replaces them.
@@ -211,7 +210,7 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
         photos = added or spot_photos
         files = kept | {role: tenant.assets.add(path, path.name).id for path, role in brand}
         brand_kits.save(tenant, brief, {r: a for r, a in files.items() if r in BRAND_FILES})
-        campaign = _campaign_for(tenant, text, form.photos_of)
+        campaign = _campaign_for(tenant, text, open_campaign)
         stored = {**brief.model_dump(mode="json"), "brand_assets": files}
         backdrop = form.background
         if (
@@ -233,14 +232,15 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
         return _view(tenant, spot)
 
 
-def _campaign_for(tenant, text: dict[str, str], open_spot: int | None):
+def _campaign_for(tenant, text: dict[str, str], open_campaign: int | None):
     """The campaign a brief's spot joins: the open spot's, where the brief keeps its name (the
     owner edited their spot: the new one is its next version, and the campaign's objective is
     the brief's); else a new one."""
-    if open_spot is not None:
-        campaign = tenant.campaigns.get(tenant.campaigns.spot(open_spot).campaign_id)
-        if campaign.name == text["campaign_name"]:
-            return tenant.campaigns.set_objective(campaign.id, text["objective"])
+    if (
+        open_campaign is not None
+        and tenant.campaigns.get(open_campaign).name == text["campaign_name"]
+    ):
+        return tenant.campaigns.set_objective(open_campaign, text["objective"])
     name = _unused_name(text["campaign_name"], {c.name for c in tenant.campaigns.list()})
     return tenant.campaigns.create(name, text["objective"])
 
