@@ -11,5 +11,6 @@
 # raking light (engine.training.landmarks), so finals drawn from them carry those.
 # 0.4.4: at 1080p an overcast sky is a deck of cloud cells in perspective, not a smooth grey;
 # landmarks show their make (the Space Needle's lattice, the obelisk's faces, the Capitol's
-# columns...); a field meets the land behind it in blades, not a ruled line.
+# columns...); a field meets the land behind it in blades, not a ruled line; beach sand is
+# textured down to the frame's bottom.
 ENGINE_VERSION = "0.4.4"

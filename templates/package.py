@@ -31,7 +31,7 @@ THUMB_WIDTH = 320
 # The sheet's and a QC page's look: readable on screen and printed.
 STYLE = """
 body { font: 13px/1.35 system-ui, sans-serif; margin: 20px; color: #1d2430; }
-h1 { font-size: 18px; margin: 0 0 8px; }
+h1 { font-size: 18px; margin: 0 0 8px; } h2 { font-size: 14px; margin: 18px 0 6px; }
 .disclosure { padding: 8px 12px; background: #eef3ff; border-left: 4px solid #3b5bdb; }
 table { border-collapse: collapse; width: 100%; }
 th, td { padding: 6px 8px; text-align: left; vertical-align: top;
@@ -124,37 +124,41 @@ Credentials that say how it was made.</p>
 
 
 def qc_page(title: str, report: dict, download: str, back: str) -> str:
-    """A QC report (`templates.qc.Report.to_dict`) as a page a person reads: the verdict, then
+    """A master's QC report (`templates.qc.Report.to_dict`, with the later checks for other
+    destinations under "destinations") as a page a person reads: per spec its verdict, then
     each check with what was measured and what the spec expects; `download` links the report's
     file, which a broadcaster's system reads, and `back` the page it was opened from. Every
     word is escaped."""
-    passed, rules = bool(report.get("passed")), report.get("rules", [])
-    verdict = "Passes" if passed else "Fails"
-    summary = (
-        f"<strong>{verdict} the {escape(str(report.get('spec')))} spec</strong>: "
-        f"{sum(r['passed'] for r in rules)} of {len(rules)} checks pass."
-    )
-    rows = "\n".join(
-        f'<tr><td class="{"pass" if r["passed"] else "fail"}">'
-        f"{'pass' if r['passed'] else 'FAIL'}</td><td>{escape(str(r['name']))}</td>"
-        f"<td>{escape(str(r['measured']))}</td><td>{escape(str(r['expected']))}</td></tr>"
-        for r in rules
-    )
+    sections = "\n".join(_qc_section(r) for r in (report, *report.get("destinations", {}).values()))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{escape(title)} · QC report</title>
 <style>{STYLE}</style></head><body>
 <h1>{escape(title)}</h1>
-<p class="{"pass" if passed else "fail"}">{summary}</p>
-<table><thead><tr><th></th><th>Check</th><th>Measured</th><th>The spec expects</th></tr></thead>
-<tbody>
-{rows}
-</tbody></table>
+{sections}
 <p><a href="{escape(download)}">Download this report as a file (JSON)</a> for a broadcaster's
 system. <a href="{escape(back)}">Back to the studio</a></p>
 </body></html>
 """
+
+
+def _qc_section(report: dict) -> str:
+    passed, rules = bool(report.get("passed")), report.get("rules", [])
+    verdict = "Passes" if passed else "Fails"
+    rows = "\n".join(
+        f'<tr><td class="{"pass" if r["passed"] else "fail"}">'
+        f"{'pass' if r['passed'] else 'FAIL'}</td><td>{escape(str(r['name']))}</td>"
+        f"<td>{escape(str(r['measured']))}</td><td>{escape(str(r['expected']))}</td></tr>"
+        for r in rules
+    )
+    return f"""<h2 class="{"pass" if passed else "fail"}">{verdict} the \
+{escape(str(report.get("spec")))} spec: {sum(r["passed"] for r in rules)} of {len(rules)} checks \
+pass.</h2>
+<table><thead><tr><th></th><th>Check</th><th>Measured</th><th>The spec expects</th></tr></thead>
+<tbody>
+{rows}
+</tbody></table>"""
 
 
 def report(master: Master) -> bytes:

@@ -86,5 +86,5 @@ def newest_spot(ctx: AppContext, business_id: int, campaign_id: int) -> int:
 def last_spot(ctx: AppContext, business_id: int) -> int | None:
     """Where a returning owner left off: the newest spot they made, in whichever campaign."""
     with ctx.tenant(business_id) as tenant:
-        found = [s.id for c in tenant.campaigns.list() for s in tenant.campaigns.spots(c.id)]
-    return max(found, default=None)
+        newest = tenant.campaigns.newest_spot()
+        return None if newest is None else newest.id

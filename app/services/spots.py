@@ -235,12 +235,13 @@ def create_spot(ctx: AppContext, business_id: int, form: BriefForm) -> SpotView:
 def _campaign_for(tenant, text: dict[str, str], open_campaign: int | None):
     """The campaign a brief's spot joins: the open spot's, where the brief keeps its name (the
     owner edited their spot: the new one is its next version, and the campaign's objective is
-    the brief's); else a new one."""
-    if (
-        open_campaign is not None
-        and tenant.campaigns.get(open_campaign).name == text["campaign_name"]
-    ):
-        return tenant.campaigns.set_objective(open_campaign, text["objective"])
+    the brief's, where it gives one); else a new one."""
+    if open_campaign is not None:
+        campaign = tenant.campaigns.get(open_campaign)
+        if campaign.name == text["campaign_name"]:
+            if not text["objective"]:
+                return campaign
+            return tenant.campaigns.set_objective(open_campaign, text["objective"])
     name = _unused_name(text["campaign_name"], {c.name for c in tenant.campaigns.list()})
     return tenant.campaigns.create(name, text["objective"])
 

@@ -500,14 +500,21 @@ class Studio:
         return *self._shown_preview(who, follow["spot"], done), {**follow, "live": False}
 
     @friendly
-    def spot_preview(self, spot_id: int | None, request: gr.Request) -> tuple:
+    def spot_preview(self, spot_id: int | None, follow: dict | None, request: gr.Request):
         """The opened spot's newest preview, as it was when made (a returning owner's, a
-        campaign opened from the Library); nothing for a spot that has none yet."""
-        if spot_id in (None, ""):
-            return "", None, None
+        campaign opened from the Library); nothing for a spot that has none yet. A preview
+        still rendering for another spot is no longer followed here (its job goes on), so it
+        cannot land under this one."""
+        if spot_id in (None, "", 0):
+            return "", None, None, gr.skip(), gr.skip()
+        spot_id = _id(spot_id, "spot")
+        if _live(follow) and follow.get("spot") == spot_id:
+            return (gr.skip(),) * 5  # its own, on its way
         who = self.who(request)
-        done = renders.spot_preview(self.ctx, who.business_id, _id(spot_id, "spot"))
-        return ("", None, None) if done is None else self._shown_preview(who, spot_id, done)
+        done = renders.spot_preview(self.ctx, who.business_id, spot_id)
+        shown = ("", None, None) if done is None else self._shown_preview(who, spot_id, done)
+        timer, ended = halted(follow)
+        return *shown, ended, timer
 
     def _shown_preview(self, who: accounts.Account, spot_id, done: renders.RenderView) -> tuple:
         """A made preview as the page shows it: where it stands, the video, its scenes."""

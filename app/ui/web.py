@@ -651,7 +651,12 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
         spot.change(
             s.variant_gallery, inputs=[spot, only_place, only_people], outputs=gallery, **TICK
         )
-        spot.change(s.spot_preview, inputs=spot, outputs=[status, video, frames], **TICK)
+        spot.change(
+            s.spot_preview,
+            inputs=[spot, preview_follow],
+            outputs=[status, video, frames, preview_follow, preview_timer],
+            **TICK,
+        )
         for narrow, name in ((only_place, "variant_gallery"), (only_people, False)):
             narrow.change(
                 s.variant_gallery,

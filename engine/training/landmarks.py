@@ -202,6 +202,8 @@ def _cloud_deck(image: Image.Image, params: LandmarkParams, horizon: float) -> I
         noise[seen] += amplitude * weight[seen] * cells
         total += amplitude**2
         frequency, amplitude = frequency * 2, amplitude * 0.55
+    if total == 0:  # no octave shows at this size
+        return image
     thick = np.clip((noise / np.sqrt(total) + 0.2) / 0.7, 0, 1)
     thick = thick * thick * (3 - 2 * thick)  # cells with soft, not blurred, edges
     haze = np.clip((above - 0.03) / 0.1, 0, 1)  # the far deck melts into the horizon's haze
@@ -539,8 +541,8 @@ def landmark(cv, kind, x=0.5, at=0.0, height=0.5, color=(200, 200, 200)) -> None
 
 # What makes a landmark itself at 1:1, beyond its silhouette, drawn where the size shows it
 # (`_shows_fine`) from its own random stream, so every other texture is as it was: its shaded
-# face (the sun on its left, none under cloud or at night), and per structure its lattice,
-# columns, windows or ribs, at least 3 px so the measure's 5x5 median keeps them.
+# face (the sun on its left; faint under cloud, none on a clear night), and per structure its
+# lattice, columns, windows or ribs, at least 3 px so the measure's 5x5 median keeps them.
 SHADED = {"day": 0.8, "golden": 0.7}  # the far face's brightness in direct sun
 
 
@@ -561,7 +563,7 @@ def _line(cv: _Canvas, points, fill, width: float = 3.0) -> None:
     cv.draw.line(points, fill=fill, width=max(3, round(width)))
 
 
-def _darker(color, k: float = 0.75) -> tuple[int, int, int]:
+def _darker(color, k: float) -> tuple[int, int, int]:
     return tuple(int(c * k) for c in color)
 
 

@@ -71,6 +71,12 @@ class Campaigns:
     def spot(self, spot_id: int) -> Spot:
         return self._scope.get(Spot, spot_id)
 
+    def newest_spot(self) -> Spot | None:
+        """The business's newest spot, in whichever campaign."""
+        return next(
+            iter(self._scope.all(self._scope.select(Spot).order_by(Spot.id.desc()).limit(1))), None
+        )
+
     def spots(self, campaign_id: int) -> list[Spot]:
         self.get(campaign_id)
         return self._scope.all(

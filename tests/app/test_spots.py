@@ -179,7 +179,7 @@ def test_a_brief_sent_again_from_an_open_spot_takes_its_photo_and_only_its_own(
     that campaign's next version. Another business naming that spot finds nothing and stores
     nothing."""
     owner, other = business_ids
-    first = spots.create_spot(ctx, owner, form(photo))
+    first = spots.create_spot(ctx, owner, form(photo, objective="Morning commuters"))
     again = spots.create_spot(
         ctx, owner, form(photo, campaign_name="Espresso week, again", product_photos=[],
                          photos_of=first.id)
@@ -195,8 +195,11 @@ def test_a_brief_sent_again_from_an_open_spot_takes_its_photo_and_only_its_own(
     # Sent again under the open spot's name, it is that spot's next version, in its campaign:
     # the Library's "Open" and a return land on it.
     assert (added.campaign_id, added.campaign_name) == (first.campaign_id, "Espresso week")
-    assert businesses.newest_spot(ctx, owner, first.campaign_id) == added.id
-    assert businesses.last_spot(ctx, owner) == added.id
+    assert added.objective == "Morning commuters"  # a brief with none keeps the campaign's
+    newest = spots.create_spot(ctx, owner, form(photo, photos_of=added.id, objective="Students"))
+    assert (newest.campaign_id, newest.objective) == (first.campaign_id, "Students")
+    assert businesses.newest_spot(ctx, owner, first.campaign_id) == newest.id
+    assert businesses.last_spot(ctx, owner) == newest.id
     # A new brief that happens to take a name in use is a campaign the Library tells apart.
     assert spots.create_spot(ctx, owner, form(photo)).campaign_name == "Espresso week (2)"
     longest = "x" * 120

@@ -226,7 +226,9 @@ def test_brief_to_download(browser, app_server, photo, tmp_path):
         )
         reading = context.new_page()
         reading.goto(url + href)
-        expect(reading.get_by_role("heading")).to_have_text("Manhattan · Retirees · 16:9 final")
+        expect(reading.get_by_role("heading", level=1)).to_have_text(
+            "Manhattan · Retirees · 16:9 final"
+        )
         expect(
             reading.get_by_text(re.compile(r"Passes the broadcast.* checks pass"))
         ).to_be_visible()
