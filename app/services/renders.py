@@ -222,11 +222,16 @@ def latest(
         return RenderView(variant_id, r.id, tier, r.asset_id, path, passed, report, shape)
 
 
-def spot_preview(ctx: AppContext, business_id: int, spot_id: int) -> RenderView | None:
-    """The newest preview of the spot as it now stands (its base variant), if one was made."""
+def spot_preview(
+    ctx: AppContext, business_id: int, spot_id: int
+) -> tuple[int | None, RenderView | None]:
+    """The spot as it now stands (its base variant, None before it has one) and that base's
+    newest preview, if one was made."""
     with ctx.tenant(business_id) as tenant:
         base = tenant.variants.base_of(spot_id)
-    return None if base is None else latest(ctx, business_id, base.id, "preview")
+    if base is None:
+        return None, None
+    return base.id, latest(ctx, business_id, base.id, "preview")
 
 
 class RenderHandler:

@@ -78,6 +78,9 @@ FOLLOWS: dict[str, tuple[str, dict[str, type | tuple[type, ...]]]] = {
     ),
     "order": ("approve", {"order": int, "began": float, "typical": float}),
 }
+CHANGED_SINCE_PREVIEW = (
+    "Your spot has changed since its last preview. Render the preview again to see it as it is."
+)
 STILL_WORKING = (
     "Still working on it after an hour. It goes on without this page: come back later "
     "(Library, or Check order)."
@@ -501,20 +504,27 @@ class Studio:
 
     @friendly
     def spot_preview(self, spot_id: int | None, follow: dict | None, request: gr.Request):
-        """The opened spot's newest preview, as it was when made (a returning owner's, a
-        campaign opened from the Library); nothing for a spot that has none yet. A preview
-        still rendering for another spot is no longer followed here (its job goes on), so it
-        cannot land under this one."""
+        """The newest preview of the spot as it now stands, as it was when made: on opening a
+        spot (a returning owner's, a campaign from the Library) and whenever its storyboard
+        changes (another background, another order), which makes a new base. A preview of
+        another spot, or of this one as it was, is no longer followed here (its job goes on),
+        so it cannot land under the spot as it is; the page says to render it again."""
         if spot_id in (None, "", 0):
             return "", None, None, gr.skip(), gr.skip()
         spot_id = _id(spot_id, "spot")
-        if _live(follow) and follow.get("spot") == spot_id:
-            return (gr.skip(),) * 5  # its own, on its way
         who = self.who(request)
-        done = renders.spot_preview(self.ctx, who.business_id, spot_id)
-        shown = ("", None, None) if done is None else self._shown_preview(who, spot_id, done)
+        base, done = renders.spot_preview(self.ctx, who.business_id, spot_id)
+        shown = isinstance(follow, dict) and follow.get("spot") == spot_id
+        if shown and follow.get("variant") == base and _live(follow):
+            return (gr.skip(),) * 5  # its own, on its way
+        if done is not None:
+            view = self._shown_preview(who, spot_id, done)
+        elif shown and follow.get("variant") != base:
+            view = (CHANGED_SINCE_PREVIEW, None, None)
+        else:
+            view = ("", None, None)
         timer, ended = halted(follow)
-        return *shown, ended, timer
+        return *view, ended, timer
 
     def _shown_preview(self, who: accounts.Account, spot_id, done: renders.RenderView) -> tuple:
         """A made preview as the page shows it: where it stands, the video, its scenes."""

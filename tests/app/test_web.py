@@ -156,6 +156,22 @@ def test_brief_to_download(browser, app_server, photo, tmp_path):
         expect(page.locator("#status")).to_contain_text("Preview ready", timeout=3 * MINUTE)
         expect(page.locator("#preview-video video")).to_have_count(1)
         expect(page.get_by_role("button", name="Cancel", exact=True)).to_be_disabled()
+        # Another background: the preview of the spot as it was is not shown as this one's.
+        tab(page, "2 · Storyboard")
+        page.locator("#candidates .thumbnail-item").nth(0).click()
+        expect(page.locator("#chosen")).to_contain_text("Option 1 picked")
+        page.get_by_role("button", name="Use this background").click()
+        expect(page.locator("#chosen")).to_contain_text(
+            "Your spot now uses this background.", timeout=MINUTE
+        )
+        tab(page, "3 · Preview")
+        expect(page.locator("#status")).to_contain_text(
+            "Your spot has changed since its last", timeout=MINUTE
+        )
+        expect(page.locator("#preview-video video")).to_have_count(0)
+        page.get_by_role("button", name="Render preview").click()
+        expect(page.locator("#status")).to_contain_text("Preview ready", timeout=3 * MINUTE)
+        expect(page.locator("#preview-video video")).to_have_count(1)
         steps.shot("preview")
 
         # Personalize: 2 places x 2 audiences, the count before starting, frames as they come.
@@ -268,10 +284,11 @@ def on_a_phone(browser, signed_in: dict, url: str, shots: Path) -> None:
     steps.shot("storyboard")
     tab(page, "3 · Preview")
     expect(page.get_by_role("button", name="Render preview")).to_be_visible()
-    expect(page.locator("#status")).to_contain_text("Preview ready")  # the desk's, as made
-    expect(page.locator("#preview-video video")).to_have_count(1)
+    # (Each is read by a handler, which a loaded machine may take seconds to run.)
+    expect(page.locator("#status")).to_contain_text("Preview ready", timeout=MINUTE)  # the desk's
+    expect(page.locator("#preview-video video")).to_have_count(1, timeout=MINUTE)
     tab(page, "4 · Personalize")
-    expect(page.locator("#variants .thumbnail-item").first).to_be_visible()  # the desk's
+    expect(page.locator("#variants .thumbnail-item").first).to_be_visible(timeout=MINUTE)
     for name in ("Manhattan", "Retirees"):
         page.get_by_label(name, exact=True).check()
     estimate = page.locator("#estimate")
