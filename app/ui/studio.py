@@ -487,6 +487,9 @@ class Studio:
 
     def _preview(self, who: accounts.Account, follow: dict) -> tuple:
         business = who.business_id
+        base, _ = renders.spot_preview(self.ctx, business, follow["spot"])
+        if base != follow["variant"]:  # the spot changed since: this is not its preview
+            return CHANGED_SINCE_PREVIEW, None, None, {**follow, "live": False}
         p = jobs.progress(self.ctx, business, follow["job"])
         if p.state == "failed":
             raise refused(f"The render failed: {p.error}")
@@ -508,7 +511,9 @@ class Studio:
         spot (a returning owner's, a campaign from the Library) and whenever its storyboard
         changes (another background, another order), which makes a new base. A preview of
         another spot, or of this one as it was, is no longer followed here (its job goes on),
-        so it cannot land under the spot as it is; the page says to render it again."""
+        so it cannot land under the spot as it is; the page says to render it again. What is
+        followed is left alone unless it is such a one: a render started since this was asked
+        for is the page's to follow."""
         if spot_id in (None, "", 0):
             return "", None, None, gr.skip(), gr.skip()
         spot_id = _id(spot_id, "spot")
@@ -523,6 +528,8 @@ class Studio:
             view = (CHANGED_SINCE_PREVIEW, None, None)
         else:
             view = ("", None, None)
+        if not _live(follow):
+            return *view, gr.skip(), gr.skip()
         timer, ended = halted(follow)
         return *view, ended, timer
 

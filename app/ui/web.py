@@ -647,13 +647,14 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             working, inputs=variants_follow, outputs=[make, stop_variants], **TICK
         )
         # A spot opened (a returning owner, a campaign from the Library) shows its variants,
-        # and its preview if one was made; a new spot, none yet. Its storyboard changes with
-        # it, and with every change to the spot (a background, an order), each a new base:
-        # the preview shown is always of the spot as it stands.
+        # and its preview if one was made; a new spot, none yet. Every change to the spot (a
+        # background, an order) is a new base and changes its storyboard: the preview shown is
+        # always of the spot as it stands. (Both: two spots' storyboards can be the same.)
         spot.change(
             s.variant_gallery, inputs=[spot, only_place, only_people], outputs=gallery, **TICK
         )
-        board.change(
+        gr.on(
+            [spot.change, board.change],
             s.spot_preview,
             inputs=[spot, preview_follow],
             outputs=[status, video, frames, preview_follow, preview_timer],
