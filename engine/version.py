@@ -13,4 +13,7 @@
 # landmarks show their make (the Space Needle's lattice, the obelisk's faces, the Capitol's
 # columns...); a field meets the land behind it in blades, not a ruled line; beach sand is
 # textured down to the frame's bottom.
-ENGINE_VERSION = "0.4.4"
+# 0.4.5: at 1080p broadleaf crowns are clumps of leaves lit from the sun, conifers tiers of
+# boughs, palms fronds of leaflets, birches marked; water mirrors what stands beyond it; a
+# cliff shows rock and gullies, a bayou ripples and banks, a deco hotel ledges and fins.
+ENGINE_VERSION = "0.4.5"

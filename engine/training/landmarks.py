@@ -7,14 +7,15 @@ back to front. A seed picks the composition (camera height, horizontal offset, z
 detail, so one geography has many pictures. Everything is placed in fractions of the frame and
 drawn at the size asked (twice that, then downsampled, for small sizes), so a seed gives the
 same composition at 256x144 for training and at 1920x1080 for a look. At sizes that can show
-it (`_shows_fine`), grass, rock, snow, forest canopy (trees' crowns too), gravel, sand and water
-carry a hard-edged texture (`_texture`), raked harder by golden hour's low sun; towers show
-their floors and brick walls their courses; landmarks their make (a lattice, columns, a glass
-band, a shaded face); an overcast sky its deck of cloud cells; and at night the land its lit
-windows and a clear sky its fainter stars: the detail a 1080p photograph has and an upscaler
-must learn. At 256x144 it would be below a pixel, so it is not drawn and training's pictures
-are as they were. Sky and
-light follow `scenes.py` (same colours per time of day, same dimming when cloudy).
+it (`_shows_fine`), grass, rock, snow, forest canopy, gravel, sand and water carry a hard-edged
+texture (`_texture`), raked harder by golden hour's low sun; a broadleaf crown is clumps of
+leaves lit from the sun, a conifer tiers of boughs, a palm fronds of leaflets; water mirrors what
+stands beyond it; towers show their floors and brick walls their courses; landmarks their make
+(a lattice, columns, a glass band, a shaded face); an overcast sky its deck of cloud cells; and
+at night the land its lit windows and a clear sky its fainter stars: the detail a 1080p
+photograph has and an upscaler must learn. At 256x144 it would be below a pixel, so it is not
+drawn and training's pictures are as they were. Sky and light follow `scenes.py` (same colours
+per time of day, same dimming when cloudy).
 
 `python -m engine.training.landmark_report` measures how well the project's scene classifier
 recognises each geography and writes the contact sheet.
@@ -458,6 +459,7 @@ def peak(cv, color, x=0.5, width=0.6, height=0.3, at=0.0, shape="cone", snow=0.0
 
 def water(cv, color, at=0.0, to=1.0, glints=40) -> None:
     top, bottom = cv.y(at), cv.y(to) if to < 1 else cv.h
+    behind = cv.image.copy() if _shows_fine(cv.h) else None  # what stands beyond the water
     lit = cv.lit(color, 0.08)
     outline = [(0, top), (cv.w, top), (cv.w, bottom), (0, bottom)]
     cv.draw.polygon(outline, fill=lit)
@@ -468,6 +470,53 @@ def water(cv, color, at=0.0, to=1.0, glints=40) -> None:
         x = cv.rng.uniform(0, cv.w)
         n = cv.rng.uniform(0.01, 0.05) * cv.w
         cv.draw.line((x, y, x + n, y), fill=glint, width=max(1, cv.h // 300))
+    if behind is not None:
+        _reflection(cv, behind, int(top), int(bottom))
+
+
+# Water mirrors what stands beyond it (shore, towers, lit windows, a low sun), broken by its
+# ripples into streaks that drift sideways, and fainter with distance from the shore: the
+# detail a photograph of a lake or a bay has, and a flat ripple texture has not. Drawn where the
+# size shows it, from its own random stream.
+REFLECTED = 0.8  # how much of the mirror's detail shows at the shore, between ripples
+RIPPLE_ROWS = (3, 9)  # px at 1080p: a ripple's height; each shifts the mirror sideways
+RIPPLE_REACH = 0.25  # below the shore, share of the height, where the mirror has faded to 1/e
+MIRROR_BLUR = 8.0  # px at 1080p: what is broader than this the water's colour already holds
+MIRROR_DARKEST = 40.0  # grey levels
+
+
+def _reflection(cv: _Canvas, behind: Image.Image, top: int, bottom: int) -> None:
+    """The mirror of `behind` (the frame before the water was drawn) on the water from row
+    `top` to `bottom`."""
+    depth = min(bottom, cv.h) - top
+    if depth < 2 or top < 2:
+        return
+    stream = np.random.default_rng([cv.params.seed, 5])
+    scale = cv.h / 1080
+    mirrored = np.asarray(behind, np.float32)[max(0, top - depth) : top][::-1]
+    # Only the mirror's detail: its broad colours are the water's own colour already (the
+    # model, which draws from training's pictures where water has no mirror, drew them so).
+    # Darker than its surround, a detail is held to MIRROR_DARKEST: a moon's mirror was a ring.
+    mirrored -= ndimage.gaussian_filter(mirrored, (MIRROR_BLUR * scale, MIRROR_BLUR * scale, 0))
+    mirrored = mirrored.clip(-MIRROR_DARKEST, None)
+    rows = len(mirrored)
+    water = np.asarray(cv.image.crop((0, top, cv.w, top + rows)), np.float32)
+    y = 0
+    cols = np.arange(cv.w, dtype=np.float32)
+    across = np.arange(cv.w)
+    while y < rows:
+        n = int(stream.integers(*RIPPLE_ROWS) * scale) or 1
+        below = y / cv.h
+        shift = stream.normal(0, (2 + 60 * below) * scale)  # further out, rougher
+        # Along a ripple the mirror shows and breaks: smooth noise, a break every 40-200 px.
+        period = stream.uniform(40, 200) * scale
+        lattice = stream.uniform(-0.3, 1.6, int(cv.w / period) + 3)
+        shows = np.clip(np.interp(cols / period, np.arange(len(lattice)), lattice), 0, 1)
+        weight = (REFLECTED * np.exp(-below / RIPPLE_REACH) * shows)[None, :, None]
+        source = mirrored[y : y + n][:, np.clip(across - round(shift), 0, cv.w - 1)]
+        water[y : y + n] += source * weight
+        y += n
+    cv.image.paste(Image.fromarray(water.clip(0, 255).astype(np.uint8)), (0, top))
 
 
 def _windows(cv, box, every=(0.012, 0.02), chance=0.5, color=None) -> None:
@@ -563,8 +612,8 @@ def _line(cv: _Canvas, points, fill, width: float = 3.0) -> None:
     cv.draw.line(points, fill=fill, width=max(3, round(width)))
 
 
-def _darker(color, k: float) -> tuple[int, int, int]:
-    return tuple(int(c * k) for c in color)
+def _scaled(color, k: float) -> tuple[int, int, int]:
+    return tuple(int(min(255, max(0, c * k))) for c in color)
 
 
 def _needle(cv, x, base, h, color):
@@ -599,7 +648,7 @@ def _needle(cv, x, base, h, color):
     f = _fine(cv)
     if f is None:
         return
-    dark, waist = _darker(c, 0.7), h * 0.72
+    dark, waist = _scaled(c, 0.7), h * 0.72
     # The legs' far side in shade, their cross-bracing, and the top house's glass band under
     # its halo.
     cv.draw.polygon([(x, base - waist), (x + leg * 0.4, base - waist), (x + leg * 1.6, base),
@@ -694,7 +743,7 @@ def _obelisk(cv, x, base, h, color):
            (x + h * 0.05 - inset, base - seam), (x + h * 0.05, base)]  # fmt: skip
     cv.draw.polygon(near, fill=pale[0])
     cv.draw.polygon(far, fill=pale[1])
-    window = LIT if cv.night else _darker(c, 0.45)
+    window = LIT if cv.night else _scaled(c, 0.45)
     for dx in (-0.022, 0.012):
         cv.draw.rectangle((x + dx * h, base - h * 0.885, x + (dx + 0.01) * h, base - h * 0.87),
                           fill=window)  # fmt: skip
@@ -714,7 +763,7 @@ def _dome(cv, x, base, h, color):
     if f is None:
         return
     # Columns along the wings and round the drum; the dome's ribs and its tiers.
-    column = _darker(c, 0.72)
+    column = _scaled(c, 0.72)
     for x0, x1, y0, y1, every in ((-0.6, -0.2, 0.21, 0.04, 0.03), (0.2, 0.6, 0.21, 0.04, 0.03),
                                   (-0.18, 0.18, 0.46, 0.31, 0.035)):  # fmt: skip
         for cx in np.arange(x + x0 * h, x + x1 * h, every * h):
@@ -750,7 +799,7 @@ def _spires(cv, x, base, h, color):
         top = h * (0.85 + 0.15 * (k in (2, 3)))
         cv.draw.polygon([(x + dx * h, base - h * 0.45), (x + dx * h, base - top),
                          (x + dx * h + h * 0.035, base - h * 0.45)], fill=shade)  # fmt: skip
-    window = LIT if cv.night else _darker(c, 0.55)
+    window = LIT if cv.night else _scaled(c, 0.55)
     for y0, y1 in ((0.4, 0.28), (0.2, 0.08)):
         for wx in np.arange(x - h * 0.31, x + h * 0.31, h * 0.055):
             w = h * 0.018
@@ -782,7 +831,7 @@ def _clocktower(cv, x, base, h, color):
             cv.draw.rectangle((wx, top, wx + h * 0.04, bottom), fill=frame)
             inset = h * 0.006
             cv.draw.rectangle((wx + inset, top + inset, wx + h * 0.034, bottom - inset), fill=glass)
-    hand = _darker(c, 0.5)
+    hand = _scaled(c, 0.5)
     _line(f, [(x, base - h * 0.52), (x, base - h * 0.55)], hand)
     _line(f, [(x, base - h * 0.52), (x + h * 0.022, base - h * 0.51)], hand)
 
@@ -805,7 +854,7 @@ def _pointed(cv, x, base, h, color):
     if not cv.night:
         cv.draw.polygon([(x, base - h * 0.8), (x, base - h), (x + h * 0.08, base - h * 0.8)],
                         fill=_shade(cv, (220, 180, 90)))  # fmt: skip
-    strut = _darker(gold, 0.7)
+    strut = _scaled(gold, 0.7)
     for k in np.linspace(-0.06, 0.06, 7):
         _line(f, [(x + k * h, base - h * 0.8), (x + k * h * 0.25, base - h * 0.95)], strut)
 
@@ -1034,12 +1083,50 @@ def palms(cv, xs=(0.1, 0.9), count=3, at=0.3, height=0.45, lean=0.15) -> None:
         h = height * cv.h * cv.zoom * cv.rng.uniform(0.8, 1.2)
         tip = (x + lean * h * cv.rng.uniform(-1, 1), base - h)
         trunk = cv.lit((110, 85, 60))
-        cv.draw.line((x, base, tip[0], tip[1]), fill=trunk, width=max(1, int(h * 0.035)))
         frond = cv.lit((40, 120, 60), 0.1)
+        if _shows_fine(cv.h):
+            _palm(cv, (x, base), tip, h, trunk, frond)
+            continue
+        cv.draw.line((x, base, tip[0], tip[1]), fill=trunk, width=max(1, int(h * 0.035)))
         for a in np.linspace(0, 2 * np.pi, 9, endpoint=False):
             ex = tip[0] + np.cos(a) * h * 0.28
             ey = tip[1] + np.sin(a) * h * 0.12 + h * 0.08
             cv.draw.line((tip[0], tip[1], ex, ey), fill=frond, width=max(1, int(h * 0.04)))
+
+
+def _palm(cv: _Canvas, foot, tip, h: float, trunk, frond) -> None:
+    """A palm where the size shows it: its trunk ringed with leaf scars and lit on the sun's
+    side, its nine fronds feathers of leaflets, where the coarse drawing has nine strokes (a
+    child's asterisk at 1080p). Each part covers what the coarse one does, so the picture the
+    model drew from that and this one agree at a distance (`engine.layout_detail` takes this
+    one's detail only where they do)."""
+    sun, strength = _light(cv)
+    (x0, y0), (x1, y1) = foot, tip
+    width = max(1, int(h * 0.035))
+    cv.draw.line((x0, y0, x1, y1), fill=trunk, width=width)
+    lean = (x1 - x0) / (y0 - y1)
+    shine = sun[0] * width * 0.25
+    cv.draw.line((x0 + shine, y0, x1 + shine, y1), fill=_scaled(trunk, 1 + strength),
+                 width=max(1, round(width * 0.3)))  # fmt: skip
+    for y in np.arange(y1 + width, y0, max(width * 0.8, 4.0)):  # the rings of old leaf bases
+        x = x0 + lean * (y0 - y)
+        cv.draw.line((x - width / 2, y, x + width / 2, y + width * 0.15),
+                     fill=_scaled(trunk, 0.7), width=2)  # fmt: skip
+    stroke = max(1, int(h * 0.04))
+    for a in np.linspace(0, 2 * np.pi, 9, endpoint=False):
+        end = np.array([x1 + np.cos(a) * h * 0.28, y1 + np.sin(a) * h * 0.12 + h * 0.08])
+        along = (end - (x1, y1)) / np.linalg.norm(end - (x1, y1))
+        across = np.array([-along[1], along[0]])
+        shade = _scaled(frond, cv.grain.uniform(0.85, 1.1) * (1 + strength * (along @ sun)))
+        dark = _scaled(shade, 0.75)
+        cv.draw.line((x1, y1, *end), fill=dark, width=max(2, round(stroke * 0.25)))
+        steps = max(8, int(np.linalg.norm(end - (x1, y1)) / max(3.0, stroke * 0.2)))
+        for s in np.linspace(0.05, 1, steps):
+            rib = np.array([x1, y1]) * (1 - s) + end * s
+            reach = stroke * (0.55 + 0.25 * np.sin(np.pi * s)) * (1.1 - 0.5 * s)
+            for side, fill in ((-1, shade), (1, dark)):  # the leaflets, a V along the rib
+                leaf = rib + (across * side + along * 0.6) * reach
+                cv.draw.line((*rib, *leaf), fill=fill, width=max(2, round(stroke * 0.15)))
 
 
 def deco(cv, x0=0.0, x1=0.5, at=0.12, tall=(0.1, 0.2)) -> None:
@@ -1059,7 +1146,29 @@ def deco(cv, x0=0.0, x1=0.5, at=0.12, tall=(0.1, 0.2)) -> None:
             width=max(1, int(h * 0.06)),
         )
         _windows(cv, (x, base - h * 0.6, x + w, base), chance=0.6, color=(110, 170, 200))
+        if _shows_fine(cv.h):
+            _deco_make(cv, (x, base - h, x + w, base), color)
         x += w + cv.rng.uniform(0.0, 0.02) * cv.w
+
+
+def _deco_make(cv: _Canvas, box, color) -> None:
+    """An Ocean Drive hotel's make where the size shows it: the shaded eyebrow ledge over each
+    row of windows, and the fins up its central tower."""
+    x0, y0, x1, y1 = box
+    w, h = x1 - x0, y1 - y0
+    ledge = _scaled(color, 0.75)  # `color` is lit already
+    dy = 0.02 * cv.h * cv.zoom  # as `_windows` spaces its rows
+    y = y1 - h * 0.6 + dy * 0.6 - dy * 0.12
+    while y < y1 - dy * 0.5:
+        cv.draw.line(
+            (x0 + w * 0.04, y, x1 - w * 0.04, y), fill=ledge, width=max(3, round(dy * 0.14))
+        )
+        y += dy
+    for k in (0.46, 0.5, 0.54):
+        fin = x0 + w * k
+        cv.draw.line(
+            (fin, y1 - h * 1.22, fin, y1 - h * 0.8), fill=ledge, width=max(3, round(w * 0.012))
+        )
 
 
 def lifeguard(cv, x=0.7, at=0.3) -> None:
@@ -1081,7 +1190,7 @@ def lifeguard(cv, x=0.7, at=0.3) -> None:
 
 def cliffs(cv, side="left", color=(180, 140, 100), height=0.3, reach=0.35) -> None:
     """Sandstone cliffs dropping into the sea on one side: a scrubby flat top, a steep face
-    with strata, rocks at its foot."""
+    with strata; where the size shows it, its rock's facets and the gullies rain cut down it."""
     reach = reach * cv.zoom
     xs = np.arange(0, int(cv.w * reach))
     u = xs / xs[-1]
@@ -1092,7 +1201,12 @@ def cliffs(cv, side="left", color=(180, 140, 100), height=0.3, reach=0.35) -> No
         xs = cv.w - 1 - xs
     points = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
     edge = 0 if side == "left" else cv.w
-    cv.draw.polygon([(edge, cv.h), *points, (float(xs[-1]), cv.h)], fill=cv.lit(color, 0.05))
+    outline = [(edge, cv.h), *points, (float(xs[-1]), cv.h)]
+    rock = cv.lit(color, 0.05)
+    cv.draw.polygon(outline, fill=rock)
+    if _shows_fine(cv.h):
+        _texture(cv, outline, rock, "rock", lights=False)
+        _gullies(cv, points, rock)
     scrub = [(float(x), float(y) + 0.025 * cv.h) for x, y in zip(xs[::-1], ys[::-1], strict=True)]
     flat = [i for i, uu in enumerate(u) if uu < 0.7]
     cv.draw.polygon([points[i] for i in flat] + scrub[len(xs) - len(flat):],
@@ -1101,6 +1215,26 @@ def cliffs(cv, side="left", color=(180, 140, 100), height=0.3, reach=0.35) -> No
     for k in range(5):  # strata
         depth = (0.3 + 0.14 * k) * height * cv.h * cv.zoom
         cv.draw.line([(x, y + depth) for x, y in points[::6]], fill=dark, width=max(1, cv.h // 250))
+
+
+def _gullies(cv: _Canvas, points, rock) -> None:
+    """Rain's gullies down a cliff face from its rim: dark, wandering, each with a lit lip on the
+    sun's side, a few hundred px long at 1080p."""
+    sun, strength = _light(cv)
+    shade, lip = _scaled(rock, 0.72), _scaled(rock, 1 + strength)
+    width = max(3.0, cv.h * 0.004)
+    for x, y in points[:: max(1, int(cv.h * 0.03))]:
+        if cv.grain.uniform() < 0.35:
+            continue
+        length = cv.h * cv.grain.uniform(0.08, 0.35)
+        steps = np.arange(0, length, width * 2)
+        wander = np.cumsum(cv.grain.normal(0, width * 0.6, len(steps)))
+        path = [(x + dx, y + cv.h * 0.03 + dy) for dx, dy in zip(wander, steps, strict=True)]
+        if len(path) > 1:
+            cv.draw.line(path, fill=shade, width=round(width))
+            toward = width * (np.sign(sun[0]) or 1.0)
+            lit = [(px + toward, py) for px, py in path]
+            cv.draw.line(lit, fill=lip, width=max(2, round(width / 2)))
 
 
 def surfers(cv, count=4) -> None:
@@ -1113,7 +1247,9 @@ def surfers(cv, count=4) -> None:
 
 def trees(cv, kind="pine", at=0.0, rows=3, count=18, height=0.2, color=(30, 90, 40), xs=(0, 1)):
     """Rows of trees from `at` down: pines (triangles), firs (tall and narrow), round broadleaf
-    (maples, park trees) or birches (white trunks)."""
+    (maples, park trees) or birches (white trunks). Where the size shows it, a conifer is tiers
+    of drooping boughs and a broadleaf crown clumps of leaves, each lit on the sun's side."""
+    fine = _shows_fine(cv.h)
     for row in range(rows):
         base = cv.y(at + row * 0.1)
         shade = 0.7 + 0.15 * row
@@ -1123,24 +1259,102 @@ def trees(cv, kind="pine", at=0.0, rows=3, count=18, height=0.2, color=(30, 90, 
             c = tuple(int(v * shade) for v in color)
             if kind in ("pine", "fir"):
                 w = h * (0.38 if kind == "pine" else 0.22)
-                crown = [(x, base - h), (x - w / 2, base), (x + w / 2, base)]
                 fill = cv.lit(c, 0.12)
-                cv.draw.polygon(crown, fill=fill)
-            else:
-                if kind == "birch":
-                    cv.draw.line(
-                        (x, base, x, base - h),
-                        fill=cv.lit((235, 235, 230)),
-                        width=max(1, int(h * 0.05)),
-                    )
-                r = h * (0.3 if kind == "birch" else 0.35)
-                leaf = c if kind != "maple" else MAPLE[int(cv.rng.integers(len(MAPLE)))]
-                cy = base - h * (0.8 if kind == "birch" else 0.55)
-                fill = cv.lit(leaf, 0.12)
-                cv.draw.ellipse((x - r, cy - r, x + r, cy + r), fill=fill)
-                turns = np.linspace(0, 2 * np.pi, 24, endpoint=False)
-                crown = [(x + r * np.cos(t), cy + r * np.sin(t)) for t in turns]
-            _texture(cv, crown, fill, "canopy", lights=False)  # leaves and needles
+                crown = [(x, base - h), (x - w / 2, base), (x + w / 2, base)]
+                if fine:  # the boughs over the shade within, as wide as the small one's
+                    core = [(x, base - h), (x - w * 0.35, base), (x + w * 0.35, base)]
+                    cv.draw.polygon(core, fill=_scaled(fill, 0.8))
+                    _boughs(cv, x, base, w, h, fill)
+                else:
+                    cv.draw.polygon(crown, fill=fill)
+                continue
+            if kind == "birch":
+                bark = cv.lit((235, 235, 230))
+                cv.draw.line((x, base, x, base - h), fill=bark, width=max(1, int(h * 0.05)))
+                if fine:
+                    _birch_marks(cv, x, base, h)
+            r = h * (0.3 if kind == "birch" else 0.35)
+            leaf = c if kind != "maple" else MAPLE[int(cv.rng.integers(len(MAPLE)))]
+            cy = base - h * (0.8 if kind == "birch" else 0.55)
+            fill = cv.lit(leaf, 0.12)
+            depths = _scaled(fill, 0.85) if fine else fill  # a crown's depths, under its clumps
+            cv.draw.ellipse((x - r, cy - r, x + r, cy + r), fill=depths)
+            if fine:
+                _clumps(cv, x, cy, r, fill)
+
+
+def _birch_marks(cv: _Canvas, x: float, base: float, h: float) -> None:
+    """A birch's dark lenticels and scars across its white bark."""
+    half = max(1, int(h * 0.05)) / 2
+    for y in base - h * np.sort(cv.grain.uniform(0.02, 0.75, int(h / 25) + 2)):
+        left, right = cv.grain.uniform(-1, 0.3) * half, cv.grain.uniform(-0.3, 1) * half
+        if right - left > 2:
+            cv.draw.rectangle((x + left, y, x + right, y + max(3.0, h * 0.006)), fill=(40, 38, 36))
+
+
+# Where the light on a tree comes from (toward it, in the frame, y down) and how much brighter
+# its sunny side is than its middle: the sun high at noon, low and to the side at golden hour;
+# under cloud the sky lights crowns from above, softly; at night hardly at all.
+SUN = {"day": (-0.5, -0.85), "golden": (-0.9, -0.4), "night": (0.0, -1.0)}
+SUNNY_SIDE = {"day": 0.35, "golden": 0.45, "night": 0.08}
+OVERCAST_SIDE = 0.15
+
+
+def _light(cv: _Canvas) -> tuple[np.ndarray, float]:
+    """Toward the light on a tree (a unit vector in the frame, y down), and how much brighter
+    than its colour a surface facing it is."""
+    if cv.params.weather == "cloudy" and not cv.night:
+        return np.array([0.0, -1.0]), OVERCAST_SIDE
+    sun = np.array(SUN[cv.params.time])
+    return sun / np.linalg.norm(sun), SUNNY_SIDE[cv.params.time]
+
+
+def _clumps(cv: _Canvas, x: float, cy: float, r: float, fill) -> None:
+    """A broadleaf crown of radius `r` (its disc drawn already, in shade) as clumps of leaves:
+    lumpy at its edge, the clumps on the side toward the light brighter, each mottled, lighter
+    toward the light; drawn from the darkest up, so the lit ones lie on top, as in a photograph
+    of a tree. On average as bright as the disc, which the picture drawn small shows."""
+    sun, strength = _light(cv)
+    clump = max(r * 0.28, 5.0)
+    count = int(np.clip(5 * (r / clump) ** 2, 6, 60))
+    turn = cv.grain.uniform(0, 2 * np.pi, count)
+    reach = np.sqrt(cv.grain.uniform(0.2, 1, count))  # out to the disc's edge, which they hide
+    spots = np.stack([np.cos(turn), np.sin(turn)], 1) * reach[:, None]
+    sizes = clump * cv.grain.uniform(0.7, 1.15, count)
+    brightness = cv.grain.uniform(0.94, 1.06, count) * (1 + strength * (spots @ sun))
+    leaf = float(np.clip(r * 0.09, 3.0, 7.0))  # px: a 5x5 median keeps a spray of leaves
+    for i in np.argsort(brightness):
+        (dx, dy), s, k = spots[i] * r * 0.78, sizes[i], brightness[i]
+        cv.draw.ellipse((x + dx - s, cy + dy - s, x + dx + s, cy + dy + s),
+                        fill=_scaled(fill, k * (1 - strength / 2)))  # fmt: skip
+        # Its sprays of leaves, mottled, brighter toward the light.
+        n = int(2.5 * (s / leaf) ** 2)
+        turn, reach = cv.grain.uniform(0, 2 * np.pi, n), s * np.sqrt(cv.grain.uniform(0, 1, n))
+        at = np.stack([np.cos(turn), np.sin(turn)], 1) * reach[:, None]
+        shades = k * (1 + strength * (at @ sun) / s) * cv.grain.uniform(0.88, 1.08, n)
+        for (lx, ly), shade in zip(at + np.array([x + dx, cy + dy]), shades, strict=True):
+            cv.draw.ellipse((lx - leaf, ly - leaf, lx + leaf, ly + leaf), fill=_scaled(fill, shade))
+
+
+def _boughs(cv: _Canvas, x: float, base: float, w: float, h: float, fill) -> None:
+    """A conifer `w` wide at its foot and `h` tall as tiers of drooping boughs: a saw-toothed
+    outline, each tier's underside in shadow, its sunny half lighter."""
+    sun, strength = _light(cv)
+    tiers = int(np.clip(h / max(w * 0.3, 6.0), 3, 14))
+    top = base - h
+    for t in range(tiers):  # from the top down, each lower tier wider and drawn over
+        y1 = top + h * (t + 1) / tiers
+        y0 = max(top, y1 - 1.8 * h / tiers)
+        half = w / 2 * (t + 1) / tiers * cv.grain.uniform(1.0, 1.2)
+        droop = (y1 - y0) * 0.35
+        tip = cv.grain.uniform(-0.15, 0.15) * half
+        for side in (-1, 1):
+            cv.draw.polygon([(x, y0), (x + side * (half + tip), y1 + droop * 0.3),
+                             (x + side * half * 0.55, y1 - droop), (x, y1 - droop * 0.5)],
+                            fill=_scaled(fill, 1 + strength * side * sun[0]))  # fmt: skip
+        # the tier's shaded underside
+        cv.draw.line([(x - half * 0.9, y1), (x, y1 - droop * 0.5), (x + half * 0.9, y1)],
+                     fill=_scaled(fill, 0.7), width=max(2, round((y1 - y0) * 0.12)))  # fmt: skip
 
 
 MAPLE = ((200, 70, 30), (230, 140, 30), (240, 190, 40), (60, 110, 40))
@@ -1245,7 +1459,12 @@ def bayou(cv, at=0.1) -> None:
     width = 0.06 * cv.h * (1 + xs / cv.w)
     top = [(float(x), float(y)) for x, y in zip(xs, centre - width, strict=True)]
     bottom = [(float(x), float(y)) for x, y in zip(xs[::-1], (centre + width)[::-1], strict=True)]
-    cv.draw.polygon(top + bottom, fill=cv.lit((90, 100, 70), 0.05))
+    river = cv.lit((90, 100, 70), 0.05)
+    cv.draw.polygon(top + bottom, fill=river)
+    if _shows_fine(cv.h):  # its slow ripples, and the far bank's shade and the near one's mud
+        _texture(cv, top + bottom, river, "water")
+        cv.draw.line(top, fill=_scaled(river, 0.6), width=max(3, round(cv.h * 0.006)))
+        cv.draw.line(bottom, fill=_scaled(river, 1.25), width=max(3, round(cv.h * 0.004)))
     trees(cv, "round", at=at + 0.02, rows=1, count=10, height=0.08, color=(50, 110, 45))
 
 

@@ -104,3 +104,34 @@ def test_at_1080p_landmarks_show_their_make_and_a_field_meets_the_land_behind_it
     bay = draw(LandmarkParams("San Francisco Bay Area", "day", "clear", 0), (1920, 1080))
     steps = np.abs(np.diff(np.asarray(bay.convert("L"), np.float64), axis=0)).mean(1)[540:]
     assert steps.max() < 6 * np.median(steps)
+
+
+def test_at_1080p_trees_palms_cliffs_and_water_show_what_they_are_made_of():
+    # Broadleaf crowns were flat discs of confetti (brightness did not change across a maple:
+    # -0.1 grey levels per 4 px, left to right); now clumps of leaves lit from the sun, up and
+    # to the left.
+    autumn = np.asarray(draw(LandmarkParams("Burlington", "day", "clear", 0), (1920, 1080)), float)
+    lum = autumn.mean(2)
+    maple = (autumn[..., 0] > 120) & (autumn[..., 2] < 90) & (autumn[..., 0] > autumn[..., 1])
+    across, down = maple[:, 4:] & maple[:, :-4], maple[4:] & maple[:-4]
+    assert (lum[:, 4:] - lum[:, :-4])[across].mean() < -0.6
+    assert (lum[4:] - lum[:-4])[down].mean() < -0.6
+    # Firs were flat triangles (842 lines); now tiers of boughs. La Jolla's cliff was a flat
+    # block across half the frame (577 lines); now rock cut by gullies.
+    assert effective_lines(draw(LandmarkParams("Portland", "day", "clear", 0), (1920, 1080))) > 880
+    cliff = draw(LandmarkParams("San Diego", "day", "clear", 0), (1920, 1080))
+    assert effective_lines(cliff) > 680
+    # A palm was nine solid strokes (0.09 edge pixels per frond pixel); now fronds of leaflets.
+    beach = np.asarray(draw(LandmarkParams("Miami", "golden", "clear", 0), (1920, 1080)), float)
+    r, g, b = beach[..., 0], beach[..., 1], beach[..., 2]
+    frond = ((g > r + 15) & (g > b + 15))[:500].astype(int)
+    edges = np.abs(np.diff(frond, axis=1)).sum() + np.abs(np.diff(frond, axis=0)).sum()
+    assert edges > 0.2 * frond.sum()
+    # Lady Bird Lake at night mirrors the towers' lit windows: warm light in the water below
+    # the skyline, not only the glints scattered across the lake (before, both were 0.7 %).
+    for seed in (0, 1):
+        lake = np.asarray(draw(LandmarkParams("Austin", "night", "clear", seed), (1920, 1080)))
+        water = lake[620:860].astype(float)
+        warm = (water[..., 0] > 90) & (water[..., 0] > water[..., 2] + 30)
+        beside = np.r_[warm[:, :280].ravel(), warm[:, 1640:].ravel()].mean()
+        assert warm[:, 860:1060].mean() > 1.6 * beside
