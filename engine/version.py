@@ -16,4 +16,7 @@
 # 0.4.5: at 1080p broadleaf crowns are clumps of leaves lit from the sun, conifers tiers of
 # boughs, palms fronds of leaflets, birches marked; water mirrors what stands beyond it; a
 # cliff shows rock and gullies, a bayou ripples and banks, a deco hotel ledges and fins.
-ENGINE_VERSION = "0.4.5"
+# 0.4.6: at 1080p a rocky crest has crags and its snow tongues down the gullies (no ruled snow
+# line), a street has paving slabs, gritty asphalt and sealed cracks, Anchorage's near shore is
+# rock, and a crown at night is lit from above (it was a flat disc).
+ENGINE_VERSION = "0.4.6"

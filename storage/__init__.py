@@ -6,7 +6,7 @@ query to one business. Storage never imports torch or any other Spotforge packag
 
 from storage import accounts
 from storage.assets import AssetStore
-from storage.businesses import create_business, list_businesses
+from storage.businesses import create_business, list_businesses, rename_business
 from storage.database import Database
 from storage.errors import (
     AssetTooLarge,
@@ -73,5 +73,6 @@ __all__ = [
     "create_business",
     "install_shared",
     "list_businesses",
+    "rename_business",
     "rendering",
 ]

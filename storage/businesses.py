@@ -10,15 +10,23 @@ from storage.models import Business
 
 
 def create_business(session: Session, name: str) -> Business:
+    business = Business(name=_valid_name(name))
+    session.add(business)
+    session.flush()
+    return business
+
+
+def rename_business(business: Business, name: str) -> None:
+    business.name = _valid_name(name)
+
+
+def _valid_name(name: str) -> str:
     name = name.strip()
     if not name:
         raise InvalidValue("a business needs a name")
     if len(name) > 120:
         raise InvalidValue("a business name has at most 120 characters")
-    business = Business(name=name)
-    session.add(business)
-    session.flush()
-    return business
+    return name
 
 
 def list_businesses(session: Session) -> list[Business]:

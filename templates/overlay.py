@@ -33,6 +33,12 @@ SAFE = 0.05  # title-safe: the central 90 % of width and height
 # to read, and at which review reads it back.
 JUDGED_AT = (0.0, 0.5, 0.999)
 MIN_CONTRAST = 4.5  # WCAG AA for body text
+# A logo made for a white page can vanish on a dark card (dark lettering on navy): where more
+# than LOGO_FAINT of its opaque pixels read below WCAG's 3:1 for graphics against what is
+# behind it, it sits on a plate (white, or near-black for a light logo) with a margin round it.
+LOGO_CONTRAST = 3.0
+LOGO_FAINT = 0.1
+PLATE_MARGIN = 0.15  # of the logo's shorter side
 
 # Per role: largest size (fraction of the frame's short side), most lines, heading font or not.
 ROLES = {
@@ -91,7 +97,7 @@ def overlay(
         layer.alpha_composite(qr, (x, y))
         text_right = x - round(layout.column_gap * width)
     if scene.logo and brand.logo:
-        _logo(layer, Path(brand.logo), scene, safe)
+        _logo(layer, moments, Path(brand.logo), safe)
     blocks = []
     for slot in scene.slots:
         text = scene.copy_text.get(slot.slot)
@@ -162,7 +168,7 @@ def _end_card(layer, background, scene: Scene, brand: Brand, layout: Layout) -> 
             if slot.position != "contact"
         ]
         if logo is not None:
-            told.insert(0, (gap, *_logo_item(layer, logo, left, layout, cap)))
+            told.insert(0, (gap, *_logo_item(layer, behind, logo, left, layout, cap)))
         act = [
             (contact_gap, *_text_item(layer, background, text, slot, right, brand, layout, cap))
             for slot, text in texts
@@ -184,6 +190,7 @@ def _end_card(layer, background, scene: Scene, brand: Brand, layout: Layout) -> 
         row = y + _height(told) + gap
         return [((*left[:3], row - gap), told), ((right[0], row, right[2], row + row_h), act)]
 
+    behind = _luminance(background, left) if logo is not None else None
     cap = 1.0
     while True:
         groups = placed(*items(cap))
@@ -226,7 +233,8 @@ def _text_item(layer, background, text, slot, column, brand, layout: Layout, cap
     return fit.block_h, draw
 
 
-def _logo_item(layer, path: Path, column, layout: Layout, cap: float):
+def _logo_item(layer, behind: np.ndarray, path: Path, column, layout: Layout, cap: float):
+    """`behind`: the luminance of the column it is centred in (where in it is not known yet)."""
     width, height = layer.size
     logo = Image.open(path).convert("RGBA")
     max_w = min(layout.end_logo[0] * width, column[2] - column[0])
@@ -235,8 +243,43 @@ def _logo_item(layer, path: Path, column, layout: Layout, cap: float):
         (max(1, round(logo.width * scale)), max(1, round(logo.height * scale))),
         Image.Resampling.LANCZOS,
     )
+    logo = _plated(logo, behind)
     x = (column[0] + column[2] - logo.width) // 2
     return logo.height, lambda y: layer.alpha_composite(logo, (x, y))
+
+
+def _luminance(moments: list[Image.Image], box) -> np.ndarray:
+    """The relative luminance of every moment of the picture inside `box`."""
+    return np.stack([relative_luminance(np.asarray(m.crop(box).convert("RGB"), np.float64) / 255)
+                     for m in moments])  # fmt: skip
+
+
+def _plated(logo: Image.Image, behind: np.ndarray) -> Image.Image:
+    """`logo` as it is seen over `behind` (luminances, a row per moment of the picture): on a
+    plate where too much of it would not be at its hardest moment (LOGO_FAINT). A logo with a
+    background of its own (a JPEG, a badge) is its own plate."""
+    rgba = np.asarray(logo, np.float64) / 255
+    opaque = rgba[..., 3] > 0.5
+    rim = np.r_[opaque[0], opaque[-1], opaque[:, 0], opaque[:, -1]]
+    if not opaque.any() or rim.mean() >= 0.9:
+        return logo
+    lum = relative_luminance(rgba[..., :3][opaque])
+
+    def faint(ground: float) -> float:
+        high, low = np.maximum(lum, ground), np.minimum(lum, ground)
+        return float(np.mean((high + 0.05) / (low + 0.05) < LOGO_CONTRAST))
+
+    if max(faint(float(np.median(moment))) for moment in behind) <= LOGO_FAINT:
+        return logo
+    plates = ((255, 255, 255), (17, 17, 17))
+    plate = min(plates, key=lambda c: faint(float(relative_luminance(np.array(c) / 255))))
+    margin = max(2, round(PLATE_MARGIN * min(logo.size)))
+    plated = Image.new("RGBA", (logo.width + 2 * margin, logo.height + 2 * margin))
+    ImageDraw.Draw(plated).rounded_rectangle(
+        (0, 0, plated.width - 1, plated.height - 1), radius=margin, fill=(*plate, 255)
+    )
+    plated.alpha_composite(logo, (margin, margin))
+    return plated
 
 
 @dataclass(frozen=True)
@@ -308,8 +351,7 @@ def _draw(layer, background: list[Image.Image], fit: _Fit, box, slot, role, bran
     shape = Image.new("L", (area[2] - area[0], area[3] - area[1]))
     letters_on(shape, 255)
     near = ~ndimage.binary_dilation(np.asarray(shape) == 255, iterations=3)
-    lum = np.stack([relative_luminance(np.asarray(m.crop(area).convert("RGB"), np.float64) / 255)
-                    for m in background])  # fmt: skip
+    lum = _luminance(background, area)
     lum = lum[:, near] if near.sum() >= 20 else lum.reshape(len(background), -1)
     color, contrast, scrim = _legible(lum, brand, role)
     draw = ImageDraw.Draw(layer)
@@ -410,7 +452,7 @@ def _qr(url: str, side: int) -> Image.Image:
     return image.convert("RGBA").resize((side, side), Image.Resampling.NEAREST)
 
 
-def _logo(layer: Image.Image, path: Path, scene: Scene, safe) -> None:
+def _logo(layer: Image.Image, moments: list[Image.Image], path: Path, safe) -> None:
     width, height = layer.size
     logo = Image.open(path).convert("RGBA")
     max_w, max_h = 0.3 * width, 0.1 * min(width, height)  # a corner mark (end cards lay out theirs)
@@ -419,8 +461,8 @@ def _logo(layer: Image.Image, path: Path, scene: Scene, safe) -> None:
         (max(1, round(logo.width * scale)), max(1, round(logo.height * scale))),
         Image.Resampling.LANCZOS,
     )
-    x = safe[0]
-    layer.alpha_composite(logo, (x, safe[1]))
+    corner = (safe[0], safe[1], safe[0] + logo.width, safe[1] + logo.height)
+    layer.alpha_composite(_plated(logo, _luminance(moments, corner)), corner[:2])
 
 
 def _rgb(hex_color: str) -> tuple[int, int, int]:

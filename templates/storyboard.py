@@ -5,6 +5,7 @@ engine)."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -184,9 +185,7 @@ def _ordered(template: Template, order: Sequence[int] | None) -> list[tuple[int,
 def _fill(spec: SceneSpec, brief: Brief, index: int, problems: list[str]) -> dict[str, str]:
     copy = {}
     for slot in spec.text:
-        text = " ".join(str(getattr(brief, slot.source)).split())
-        if slot.source == "cta_url":
-            text = web_address(text)
+        text = on_screen(slot.source, getattr(brief, slot.source))
         where = f"scene {index + 1} ({scene_title(spec.kind)}), {FIELD_WORDS[slot.source]}"
         if not text:
             if slot.required:
@@ -216,6 +215,21 @@ FIELD_WORDS = {
 }
 # The brief's fields a viewer reads (its setting is what the pictures show, not words).
 ON_SCREEN = ("product_name", "headline", "body", "offer", "cta_text", "cta_url", "phone", "tagline")
+
+
+def on_screen(field: str, value: object) -> str:
+    """A brief field's words as a scene shows them (and as their room is counted): spaces
+    collapsed, a web address as it is printed."""
+    text = " ".join(unicodedata.normalize("NFC", str(value)).split())
+    return web_address(text) if field == "cta_url" else text
+
+
+def too_long(template: Template, fields: dict[str, str]) -> list[tuple[str, int, int]]:
+    """The fields whose words are longer than the template has room for on screen, each as
+    (field, characters, room): what building its storyboard would refuse."""
+    room = limits(template)
+    lengths = {f: len(on_screen(f, v)) for f, v in fields.items() if f in room}
+    return [(f, n, room[f]) for f, n in lengths.items() if n > room[f]]
 
 
 def limits(template: Template) -> dict[str, int]:

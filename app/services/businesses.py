@@ -7,7 +7,8 @@ from datetime import datetime
 
 from app.services.context import AppContext
 from app.services.errors import UserError
-from storage import Campaign, create_business, list_businesses
+from app.services.text_rules import clean
+from storage import Campaign, create_business, list_businesses, rename_business
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,18 @@ class CampaignView:
 def create(ctx: AppContext, name: str) -> BusinessView:
     with ctx.db.session() as session:
         business = create_business(session, name)
+        return BusinessView(business.id, business.name, business.created_at)
+
+
+def rename(ctx: AppContext, business_id: int, name: str) -> BusinessView:
+    """The business's name as every spot made from now on shows it on its end card; a spot made
+    already keeps the name it was made with, so what was approved is what airs."""
+    name = clean("business_name", name)
+    if not name:
+        raise UserError("Give your business a name.")
+    with ctx.tenant(business_id) as tenant:
+        rename_business(tenant.business, name)
+        business = tenant.business
         return BusinessView(business.id, business.name, business.created_at)
 
 

@@ -35,6 +35,7 @@ from templates.storyboard import (
     build_storyboard,
     left_out,
     limits,
+    too_long,
 )
 from templates.thumbnails import thumbnail as template_thumbnail
 
@@ -784,6 +785,18 @@ def template_note(template_id: str) -> str:
     )
     plural = "s" if len(missing) > 1 else ""
     return note + (f" It does not show the {_listed(missing)} field{plural}." if missing else "")
+
+
+def copy_note(template_id: str, fields: dict[str, str]) -> str:
+    """The words that will not fit the template's screens, for the brief page as they are
+    typed (the counter under a field shows the most a brief may hold, not this template's
+    room); empty when all fit."""
+    template = load_template(template_id)
+    return "\n\n".join(
+        f"⚠ {FIELDS[field][0].capitalize()}: {length} characters, and {template.name} has room "
+        f"for {room} on screen. Shorten it, or pick a template with more room."
+        for field, length, room in too_long(template, fields)
+    )
 
 
 def _listed(words: list[str]) -> str:

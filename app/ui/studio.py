@@ -56,6 +56,7 @@ RESUMED = 26  # what resume updates: web.py's `opened` (23) and variant `choices
 GALLERY_MAX = 120  # variant frames shown at once (filter by place or audience for others)
 WORDS = ["Audience", "Line", "Your words", "Proposed", "Airs"]  # the words table's columns
 UNEXPECTED = "Something went wrong on our side (reference {ref}). Please try again."
+APPROVE = "Approve and purchase"  # the order's button; once quoted, with its price
 WATCH_S = 3600  # a page follows long work this long, then leaves it to finish unwatched
 RECONCILE_S = 30.0  # a followed run's jobs the queue gave up on are looked for this often
 # What each kind of follow holds, and the start that hands it out.
@@ -149,6 +150,20 @@ class Studio:
         return f"**{md(account.business_name)}** · signed in as {md(account.email)}"
 
     @friendly
+    def business_name(self, request: gr.Request) -> str:
+        return self.who(request).business_name
+
+    @friendly
+    def rename_business(self, name: str | None, request: gr.Request) -> tuple[str, str]:
+        """Rename the business (a typo at sign-up is on every end card): the page's header, and
+        what changes."""
+        view = businesses.rename(self.ctx, self.business(request), name or "")
+        return self.welcome(request), (
+            f"Saved. Spots you make from now on end on **{md(view.name)}**; a spot made already "
+            "keeps the name it was made with (send its brief again to make it anew)."
+        )
+
+    @friendly
     def spot_label(self, spot_id: int | None, request: gr.Request) -> str:
         if not spot_id:
             return "No spot yet: start with the brief."
@@ -212,6 +227,14 @@ class Studio:
             return (gr.update(),) * 6
         note = brand_kits.saved_files_note(kit)
         return *kit.primary_and_accent(), kit.cta_url, kit.phone, kit.tagline, note
+
+    @friendly
+    def copy_note(self, template_id: str | None, *words: str | None) -> str:
+        """The brief's words that the chosen template has no room for, as they are typed."""
+        if not template_id:
+            return ""
+        fields = dict(zip(spots.ON_SCREEN, (w or "" for w in words), strict=True))
+        return spots.copy_note(template_id, fields)
 
     @friendly
     def voiceover_note(self, voiceover: str | None, duration: int | str | None) -> str:
@@ -979,12 +1002,16 @@ class Studio:
     @friendly
     def order_actions(self, order_id: int | None, request: gr.Request) -> tuple:
         """The page's order buttons: approve, render again and cancel, each enabled only while
-        it applies to where the order stands; check, once there is an order."""
-        status = None
+        it applies to where the order stands; check, once there is an order. Approving names
+        the price it pays."""
+        status, pay = None, APPROVE
         if order_id:
-            status = orders.status(self.ctx, self.business(request), _id(order_id, "order")).status
+            view = orders.status(self.ctx, self.business(request), _id(order_id, "order"))
+            status = view.status
+            if status == "quoted":
+                pay = f"{APPROVE}: {view.quote_text}"
         return (
-            gr.Button(interactive=status == "quoted"),
+            gr.Button(value=pay, interactive=status == "quoted"),
             gr.Button(interactive=status == "failed"),
             gr.Button(interactive=status in ("quoted", "failed")),
             gr.Button(interactive=status is not None),
@@ -1120,9 +1147,10 @@ class Studio:
 
 
 def _photos_note(view: spots.SpotView) -> str:
+    # Said of the photo kept, not of the box: right after a spot is made its upload still shows.
     return (
-        "With no photo added here, the storyboard uses the product photo of "
-        f"**{md(view.campaign_name)}** (the campaign open now)."
+        f"**{md(view.campaign_name)}** (the campaign open now) keeps its product photo: a brief "
+        "sent again with no photo added here uses it."
     )
 
 

@@ -16,6 +16,7 @@ from app.services.spots import MUSIC_CHOICES, UPLOADED
 from app.services.text_rules import FIELDS, limit
 from app.ui.review_panel import ReviewPanel
 from app.ui.studio import (
+    APPROVE,
     GENERATED,
     WORDS,
     Studio,
@@ -72,6 +73,8 @@ CSS = """
 .prose table { display: block; overflow-x: auto; }
 /* A gallery as tall as its pictures, not a fixed 320-450 px with space under one row. */
 .fixed-height { min-height: 0 !important; }
+/* A clip whole, as a picture is (Gradio crops a video to its square: the headline's ends). */
+.thumbnail-item video { object-fit: contain !important; }
 @media (max-width: 640px) {  /* a phone: every row becomes a column */
   .gradio-container { padding: 6px !important; }
   .row { flex-direction: column !important; }
@@ -79,7 +82,13 @@ CSS = """
   #campaigns { overflow-x: auto; }
   /* Two pictures a row (four at 100 px each ran off the screen), captions whole. */
   .grid-container { grid-template-columns: repeat(2, minmax(0, 1fr)) !important; }
-  .caption-label { white-space: normal !important; }
+  /* A caption under its picture, not over it: whole, a long one hid most of the picture. */
+  .thumbnail-item { aspect-ratio: auto !important; height: auto !important;
+                    display: flex; flex-direction: column; }
+  /* a spot's frames are 16:9; another picture is shown whole inside that box */
+  .thumbnail-item > img, .thumbnail-item > video { aspect-ratio: 16 / 9; }
+  .caption-label { white-space: normal !important; position: static !important;
+                   max-width: 100% !important; border: none !important; }
   /* Scene names and times whole ("Sce ne"); the table scrolls sideways instead. */
   .prose th:nth-child(-n+2), .prose td:nth-child(-n+2) { white-space: nowrap; }
 }
@@ -180,6 +189,7 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                     setting = gr.Textbox(
                         label="Where it is set", value=DEFAULT_SETTING, max_length=limit("setting")
                     )
+                copy_note = gr.Markdown(elem_id="copy-note")  # words the template can't fit
                 setting_note = gr.Markdown(elem_id="setting-note")  # the words the model lacks
                 gr.Examples(
                     [[text] for text in s.setting_suggestions()], inputs=setting,
@@ -367,13 +377,11 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                         choices=[(label, d) for d, label in LABELS.items()],
                     )  # fmt: skip
                 ask = gr.Button("Get a quote", interactive=False)
-                order = gr.Number(label="Order", value=None, precision=0, interactive=False)
+                order = gr.Number(label="Order number", value=None, precision=0, interactive=False)
                 order_text = gr.Markdown(elem_id="order-status")
                 with gr.Row():
                     # Each enabled only while it applies to where the order stands (order_actions).
-                    approve = gr.Button(
-                        "Approve and purchase", variant="primary", interactive=False
-                    )
+                    approve = gr.Button(APPROVE, variant="primary", interactive=False)
                     check = gr.Button("Check order", interactive=False)
                     retry = gr.Button("Render again", interactive=False)
                     withdraw = gr.Button("Cancel order", interactive=False)
@@ -399,6 +407,14 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                     again = gr.Dropdown(label="Variant to render again", choices=[])
                     rerender = gr.Button("Render its preview again", interactive=False)
                 library_note = gr.Markdown()
+                gr.Markdown("### Your business")
+                with gr.Row():
+                    business_name = gr.Textbox(
+                        label="Business name (on the end card of every new spot)",
+                        max_length=limit("business_name"),
+                    )
+                    rename = gr.Button("Save the name")
+                name_note = gr.Markdown(elem_id="name-note")
                 gr.Markdown("### Your pictures")
                 with gr.Row():
                     picture_file = gr.File(
@@ -432,6 +448,11 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             inputs=spot, outputs=needs_spot, **TICK,
         )  # fmt: skip
         page.load(s.welcome, outputs=who, api_name="whoami")
+        page.load(s.business_name, outputs=business_name, api_name=False)
+        rename.click(
+            s.rename_business, inputs=business_name, outputs=[who, name_note],
+            api_name="rename_business",
+        )  # fmt: skip
         page.load(
             s.library_choices,
             outputs=[places, people, only_place, only_people],
@@ -448,6 +469,17 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
         )  # fmt: skip
         thumbnails.select(s.pick_template, inputs=duration, outputs=template, api_name=False)
         template.change(s.template_note, inputs=template, outputs=template_note, api_name=False)
+        shown = [product, headline, body, offer, cta, url, phone, tagline]  # as spots.ON_SCREEN
+        gr.on(
+            [template.change, *(field.change for field in shown)],
+            s.copy_note,
+            inputs=[template, *shown],
+            outputs=copy_note,
+            api_name=False,
+            show_progress="hidden",
+            trigger_mode="always_last",
+            **READ,
+        )
         created = create.click(
             s.create_spot,
             inputs=[

@@ -10,7 +10,9 @@ same composition at 256x144 for training and at 1920x1080 for a look. At sizes t
 it (`_shows_fine`), grass, rock, snow, forest canopy, gravel, sand and water carry a hard-edged
 texture (`_texture`), raked harder by golden hour's low sun; a broadleaf crown is clumps of
 leaves lit from the sun, a conifer tiers of boughs, a palm fronds of leaflets; water mirrors what
-stands beyond it; towers show their floors and brick walls their courses; landmarks their make
+stands beyond it; a rocky crest has crags and its snow tongues down the gullies; a street has
+paving slabs, gritty asphalt and sealed cracks; towers show their floors and brick walls their
+courses; landmarks their make
 (a lattice, columns, a glass band, a shaded face); an overcast sky its deck of cloud cells; and
 at night the land its lit windows and a clear sky its fainter stars: the detail a 1080p
 photograph has and an upscaler must learn. At 256x144 it would be below a pixel, so it is not
@@ -269,7 +271,7 @@ def _polygon_below(
 # The sun low at golden hour rakes across surfaces and shows their relief more than at noon.
 RAKING = {"golden": 1.5}
 TEXTURES = {"rock": 0.28, "grass": 0.26, "canopy": 0.3, "gravel": 0.22, "sand": 0.12, "water": 0.2,
-            "snow": 0.1}  # fmt: skip
+            "snow": 0.1, "asphalt": 0.07}  # fmt: skip
 FACET = 0.009  # a facet's size on the horizon, share of the height (x 0.6 to 2.1 below it)
 
 
@@ -328,8 +330,8 @@ def _texture(cv: _Canvas, outline, color, kind: str, haze=0.0, down_to: float | 
                 d.polygon([(cx + r * np.cos(t), cy + r * np.sin(t)) for t in sorted(a)], fill=fill)
             elif kind == "water":  # a ripple: long and flat
                 d.rectangle((cx - 2 * r, cy, cx + 2 * r, cy + max(0.35 * r, 2.5)), fill=fill)
-            else:  # crowns of trees, pebbles and sand grains: round, sand flattened
-                flat = 0.45 if kind == "sand" else 1.0
+            else:  # crowns of trees, pebbles, grains of sand and grit: round, flattened on a flat
+                flat = 0.45 if kind in ("sand", "asphalt") else 1.0
                 d.ellipse((cx - r, cy - r * flat, cx + r, cy + r * flat), fill=fill)
         y += size * 0.7
     if lights and cv.night and kind in NIGHT_LIGHTS:
@@ -401,10 +403,58 @@ def hills(
     parts; `haze` blends toward the sky's horizon colour (distance); `nearest`: nothing is
     drawn over its foot, so it is textured down to the frame's bottom."""
     ridge = _ridge(cv.w, cv.y(at), amp * cv.h * cv.zoom, rough, cv.rng, sharp)
+    crest = _crest(cv, ridge)
+    if sharp:
+        ridge = _crags(cv, ridge, crest)
     _polygon_below(cv, ridge, _hazed(cv, color, haze), texture=texture, haze=haze,
                    nearest=nearest)  # fmt: skip
     if snow:
-        _snowcap(cv, np.arange(cv.w), ridge, cv.y(at) - amp * cv.h * cv.zoom * 0.45, snow)
+        line = cv.y(at) - amp * cv.h * cv.zoom * 0.45
+        _snowcap(cv, np.arange(cv.w), ridge, line, snow, crest)
+
+
+# A rocky range's crest where the size shows it: crags and notches, from tens of px down to a
+# few, as ridged noise (pointed tops, rounded clefts) of mean zero, so that the outline a small
+# picture shows stays as it is. Its snow reaches down the gullies in tongues and stops short on
+# the ribs between them, where the small picture has one ruled snow line.
+CRAG = 0.012  # the largest crags' height, share of the frame's height (13 px at 1080p)
+CRAG_WIDTH = 0.06  # their width, share of the height
+GULLY = 0.018  # the longest tongue of snow down a gully, share of the height (19 px at 1080p)
+GULLY_WIDTH = 0.012
+
+
+def _crest(cv: _Canvas, ys: np.ndarray) -> np.random.Generator:
+    """A crest's own stream, seeded by its outline too: each range in a scene has its own
+    crags and gullies, and the composition (`cv.rng`) is as it was."""
+    return np.random.default_rng([cv.params.seed, 6, int(ys.sum()) % 2**32])
+
+
+def _crags(cv: _Canvas, ys: np.ndarray, stream: np.random.Generator) -> np.ndarray:
+    if not _shows_fine(cv.h):
+        return ys
+    xs = np.arange(len(ys), dtype=np.float32)
+    width, height, rise = CRAG_WIDTH * cv.h, CRAG * cv.h, np.zeros(len(ys))
+    while width >= 6:  # px: a narrower crag would be lost to the measure's 5x5 median
+        ridged = 1 - np.abs(_value_noise(stream, xs / width, np.zeros_like(xs)))
+        rise += height * (ridged - ridged.mean())
+        width, height = width / 2, height / 2
+    return ys - rise
+
+
+def _snowcap(cv, xs, ys, line, depth, stream: np.random.Generator | None = None) -> None:
+    """White where the curve rises above `line`, `depth` (share of height) deep; with `stream`,
+    where the size shows it, in tongues down the gullies under that."""
+    cap = np.minimum(ys + depth * cv.h, np.maximum(line, ys))
+    if stream is not None and _shows_fine(cv.h):
+        gullies = _value_noise(stream, xs / (GULLY_WIDTH * cv.h), np.zeros(len(xs)))
+        ragged = _value_noise(stream, xs / 6.0, np.zeros(len(xs)))  # px scale
+        tongue = GULLY * cv.h * np.clip(gullies, 0, None) ** 1.5 + 3 * ragged
+        cap = np.where(cap > ys + 1, np.maximum(cap + tongue, ys), cap)
+    snow = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
+    snow += [(float(x), float(y)) for x, y in zip(xs[::-1], cap[::-1], strict=True)]
+    white = cv.lit((240, 244, 252))
+    cv.draw.polygon(snow, fill=white)
+    _texture(cv, snow, white, "snow")
 
 
 def _hazed(cv, color, haze):
@@ -416,16 +466,6 @@ def _hazed(cv, color, haze):
         low = 0.5 * low + 0.5 * np.array([150, 155, 165] if not cv.night else [35, 38, 50])
     mixed = np.array(cv.lit(color, 0.08)) * (1 - haze) + low * haze
     return tuple(int(c) for c in mixed.clip(0, 255))
-
-
-def _snowcap(cv, xs, ys, line, depth) -> None:
-    """White where the curve rises above `line`, `depth` (share of height) deep."""
-    cap = np.minimum(ys + depth * cv.h, np.maximum(line, ys))
-    snow = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
-    snow += [(float(x), float(y)) for x, y in zip(xs[::-1], cap[::-1], strict=True)]
-    white = cv.lit((240, 244, 252))
-    cv.draw.polygon(snow, fill=white)
-    _texture(cv, snow, white, "snow")
 
 
 PROFILES = {
@@ -454,7 +494,7 @@ def peak(cv, color, x=0.5, width=0.6, height=0.3, at=0.0, shape="cone", snow=0.0
     ys = cv.y(at) - PROFILES[shape](u) * height * cv.h * cv.zoom
     _polygon_below(cv, ys, _hazed(cv, color, haze), float(xs[0]), texture=texture, haze=haze)
     if snow:
-        _snowcap(cv, xs, ys, cv.y(at) - height * cv.h * cv.zoom * 0.55, snow)
+        _snowcap(cv, xs, ys, cv.y(at) - height * cv.h * cv.zoom * 0.55, snow, _crest(cv, ys))
 
 
 def water(cv, color, at=0.0, to=1.0, glints=40) -> None:
@@ -921,11 +961,12 @@ def avenue(
     w, h = cv.w, cv.h
     vx = cv.x(0.5)
     road = cv.lit((95, 85, 80) if cobbles else (70, 70, 75), 0.05)
-    cv.draw.rectangle((0, cv.horizon, w, h), fill=cv.lit((150, 140, 130), 0.05))  # sidewalks
-    cv.draw.polygon(
-        [(vx - w * 0.01, cv.horizon), (vx + w * 0.01, cv.horizon), (w * 0.85, h), (w * 0.15, h)],
-        fill=road,
-    )
+    walk = cv.lit((150, 140, 130), 0.05)
+    cv.draw.rectangle((0, cv.horizon, w, h), fill=walk)  # sidewalks
+    _slabs(cv, vx, walk)
+    roadway = [(vx - w * 0.01, cv.horizon), (vx + w * 0.01, cv.horizon), (w * 0.85, h),
+               (w * 0.15, h)]  # fmt: skip
+    cv.draw.polygon(roadway, fill=road)
     if cobbles:
         for _ in range(400):
             t = cv.rng.uniform(0.05, 1) ** 0.7
@@ -934,6 +975,7 @@ def avenue(
             r = t * h * 0.008
             cv.draw.ellipse((x - r * 1.5, y - r, x + r * 1.5, y + r), fill=cv.lit((135, 120, 105)))
     else:
+        _asphalt(cv, vx, roadway, road)
         cv.draw.line((vx, cv.horizon, vx, h), fill=cv.lit((230, 210, 120)), width=max(1, h // 150))
     top_far = cv.horizon - rise * h * cv.zoom
     top_near = near * h / cv.zoom
@@ -983,6 +1025,53 @@ def avenue(
             cv.draw.rectangle(
                 (x + cw * dx, y - ch * 0.45, x + cw * (dx + 0.1), y - ch * 0.3), fill=tail
             )
+
+
+# A street's surface where the size shows it: the sidewalk in slabs (joints in the street's
+# perspective, closer together toward the vanishing point), the asphalt's grit and its sealed
+# cracks. All fine (joints and cracks 2 to 4 px, grit as the land's facets), so the street a
+# small picture shows is the same; its own stream, so every other texture is as it was.
+SLAB = 0.05  # a slab's depth at the frame's bottom, share of the height
+CRACKS = 14
+
+
+def _slabs(cv: _Canvas, vx: float, walk) -> None:
+    if not _shows_fine(cv.h):
+        return
+    w, h, top = cv.w, cv.h, cv.horizon
+    joint = _scaled(walk, 0.8)
+    # Across: equal steps in depth. On the ground a point's height over the horizon on screen
+    # falls as one over its distance, so the joints close up toward the horizon.
+    step = SLAB * h / (h - top)  # a slab's depth, in units of the distance at the frame's bottom
+    k = 1.0
+    while (h - top) * step / k**2 >= 6:  # px between joints: closer would be a grey smear
+        y = top + (h - top) / k
+        cv.draw.line((0, y, w, y), fill=joint, width=max(2, round(3 * (y - top) / (h - top))))
+        k += step
+    for share in (0.02, 0.07, 0.93, 0.98):  # along: lines to the vanishing point
+        cv.draw.line((vx, top, share * w, h), fill=joint, width=2)
+
+
+def _asphalt(cv: _Canvas, vx: float, roadway, road) -> None:
+    if not _shows_fine(cv.h):
+        return
+    stream = np.random.default_rng([cv.params.seed, 7])
+    w, h, top = cv.w, cv.h, cv.horizon
+    _texture(replace(cv, grain=stream), roadway, road, "asphalt", lights=False)
+    seal = _scaled(road, 0.7)
+    for _ in range(CRACKS):
+        t = stream.uniform(0.15, 1.0)  # how near: 1 at the frame's bottom
+        x, y = vx + stream.uniform(-0.3, 0.3) * t * w, top + t * (h - top)
+        heading, points = stream.uniform(0, 2 * np.pi), [(x, y)]
+        for _ in range(int(stream.integers(4, 12))):
+            heading += stream.normal(0, 0.6)
+            step = stream.uniform(10, 30) * t
+            x, y = x + step * np.cos(heading), y + step * np.sin(heading) * 0.4  # lying flat
+            if abs(x - vx) > 0.33 * w * (y - top) / (h - top) or not top < y < h:
+                break  # the crack stops at the kerb
+            points.append((x, y))
+        if len(points) > 1:
+            cv.draw.line(points, fill=seal, width=max(2, round(4 * t)), joint="curve")
 
 
 def _facade(cv, a, b, balconies, neon, brick, floors) -> None:
@@ -1294,9 +1383,11 @@ def _birch_marks(cv: _Canvas, x: float, base: float, h: float) -> None:
 
 # Where the light on a tree comes from (toward it, in the frame, y down) and how much brighter
 # its sunny side is than its middle: the sun high at noon, low and to the side at golden hour;
-# under cloud the sky lights crowns from above, softly; at night hardly at all.
+# under cloud the sky lights crowns from above, softly; at night the moon or the towns' glow
+# on the clouds does, from above, dimly (less and the clumps of a night crown merged into a
+# flat disc).
 SUN = {"day": (-0.5, -0.85), "golden": (-0.9, -0.4), "night": (0.0, -1.0)}
-SUNNY_SIDE = {"day": 0.35, "golden": 0.45, "night": 0.08}
+SUNNY_SIDE = {"day": 0.35, "golden": 0.45, "night": 0.25}
 OVERCAST_SIDE = 0.15
 
 
@@ -1683,7 +1774,9 @@ SIGNATURES: dict[str, Signature] = {
         ("palms", dict(xs=(0.0, 0.5), count=3, at=0.35, height=0.45)),
     )),
     "Anchorage": Signature("the chugach mountains over the inlet", (0.5, 0.6), (
-        ("hills", dict(color=SNOWY_ROCK, at=0.0, amp=0.35, rough=1.5, sharp=True, snow=0.15)),
+        # Its foot is the inlet's near shore too, rock down to the frame's bottom.
+        ("hills", dict(color=SNOWY_ROCK, at=0.0, amp=0.35, rough=1.5, sharp=True, snow=0.15,
+                       nearest=True)),
         ("water", dict(color=(80, 100, 115), at=0.0, to=0.2, glints=20)),
         ("trees", dict(kind="fir", at=0.2, rows=2, count=30, height=0.15, color=(25, 55, 40))),
     )),

@@ -171,7 +171,8 @@ def test_b_reaches_none_of_a_by_any_endpoint(attack):
     for kind in ("preview", "variants", "order"):
         attacks[f"/{kind}_progress"] = (attack["follows"][kind],)
     own = {"/whoami", "/templates", "/library_choices", "/campaigns", "/create_spot",
-           "/brand_kit", "/pictures", "/add_picture", "/setting_words"}  # fmt: skip
+           "/brand_kit", "/pictures", "/add_picture", "/setting_words",
+           "/rename_business"}  # fmt: skip
     named = set(b.view_api(return_format="dict", print_info=False)["named_endpoints"])
     assert named == set(attacks) | own, "a new endpoint needs its attack here"
     for endpoint, args in attacks.items():
@@ -191,8 +192,12 @@ def test_b_reaches_none_of_a_by_any_endpoint(attack):
 
     rows, _ = b.predict(api_name="/campaigns")
     assert rows["data"] == [] if isinstance(rows, dict) else rows == []
-    # A's work is as A left it.
+    # A's work is as A left it, and its name: B renames only itself.
     a = attack["a"]
+    a_name = a.predict(api_name="/whoami")
+    who, _note = b.predict("Not A <i>either</i>", api_name="/rename_business")
+    assert "Not A &lt;i&gt;either&lt;/i&gt;" in who and a.predict(api_name="/whoami") == a_name
+    b.predict("Rival <b>Roasters</b>", api_name="/rename_business")  # as it signed up
     text, _files, _links = a.predict(order, api_name="/order_status")
     assert "delivered" in text
     campaigns, _ = a.predict(api_name="/campaigns")

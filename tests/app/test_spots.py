@@ -227,11 +227,21 @@ def test_the_end_card_names_the_business_it_belongs_to(ctx, business_ids, photo,
     with ctx.tenant(business) as tenant:
         stored = tenant.variants.get(base).extra_params["copy"]
     assert stored["business_name"] == name
-    with ctx.db.session() as session:  # the account is renamed after the preview was approved
-        session.get(Business, business).name = "Trailhead Running & Walking"
+    # The owner renames the business after the preview was approved (a blank or invisible
+    # name is refused and changes nothing; another business is not touched).
+    for bad in ("  ", "\u200b"):
+        with pytest.raises(UserError):
+            businesses.rename(ctx, business, bad)
+    assert businesses.rename(ctx, business, " Trailhead Running & Walking ").name == (
+        "Trailhead Running & Walking"
+    )
+    with ctx.db.session() as session:
+        assert session.get(Business, business_ids[1]).name != "Trailhead Running & Walking"
     end = build_storyboard(load_template(view.template_id), brief_of(stored)).scenes[-1]
     assert end.copy_text["business"] == name  # the variant airs as approved
     assert end.copy_text["url"] == COPY["cta_url"]
+    renamed = spots.create_spot(ctx, business, form(photo))  # a new spot: the new name
+    assert renamed.brief.business_name == "Trailhead Running & Walking"
 
 
 def test_the_brief_says_what_a_template_will_not_show(ctx, business_ids, photo):
@@ -259,6 +269,14 @@ def test_the_brief_says_what_a_template_will_not_show(ctx, business_ids, photo):
     build_storyboard(load_template("product-hero"), fits)
     with pytest.raises(CopyError, match="headline: 43 characters, the limit is 42"):
         build_storyboard(load_template("product-hero"), brief_of({**BRIEF, "headline": "x" * 43}))
+    # The page says so as it is typed, counting as the storyboard does (spaces collapsed, a web
+    # address as printed); a field the template does not show is not counted.
+    assert spots.copy_note("product-hero", {"headline": "x" * 42, "body": "y" * 300}) == ""
+    typed = {"headline": "x" * 40 + "   yz", "cta_url": "https://www." + "a" * 50 + ".com/"}
+    assert spots.copy_note("product-hero", typed) == (
+        "⚠ Headline: 43 characters, and Product hero has room for 42 on screen. Shorten it, or "
+        "pick a template with more room."
+    )
 
 
 def test_a_voice_over_and_an_uploaded_track_are_what_the_variant_renders(

@@ -224,7 +224,7 @@ def test_brief_to_download(browser, app_server, photo, tmp_path):
         page.get_by_role("button", name="Get a quote").click()
         expect(page.locator("#order-status")).to_contain_text("quoted", timeout=MINUTE)
         expect(page.locator("#order-status")).to_contain_text("USD 49.00")
-        page.get_by_role("button", name="Approve and purchase").click()
+        page.get_by_role("button", name="Approve and purchase: USD 49.00").click()  # its price
         expect(page.locator("#order-status")).to_contain_text("delivered", timeout=5 * MINUTE)
         for done in ("Approve and purchase", "Render again", "Cancel order"):
             expect(page.get_by_role("button", name=done)).to_be_disabled()
@@ -337,6 +337,10 @@ def test_mistakes_show_a_clear_message(browser, app_server, photo, tmp_path):
         expect(page.get_by_text("add a photo of your product")).to_be_visible()
         page.locator("#photos input[type=file]").set_input_files(bogus)
         page.get_by_label("Headline").fill("A headline far too long " * 6)
+        # Words the template has no room for are said as they are typed, under the fields.
+        expect(page.locator("#copy-note")).to_contain_text(
+            re.compile(r"Headline: \d+ characters, and Product hero has room for 42 on screen")
+        )
         page.get_by_role("button", name="Create storyboard").click()
         problem = re.compile("too long|does not fit|not recognised|corrupt")
         expect(page.get_by_text(problem)).to_be_visible()
@@ -374,6 +378,17 @@ def test_mistakes_show_a_clear_message(browser, app_server, photo, tmp_path):
         page.get_by_role("button", name="Add to your pictures").click()
         expect(page.locator("#pictures-note")).to_contain_text("Added our-storefront.png")
         expect(page.locator("#pictures")).to_contain_text("our-storefront.png · photo, 1600×900")
+        # A name typed wrong at sign-up is put right (as text: its markup stays letters).
+        name = page.get_by_label("Business name (on the end card of every new spot)")
+        expect(name).to_have_value("Harbor <img src=x onerror=window.hacked=1> Bakery")
+        name.fill("   ")
+        page.get_by_role("button", name="Save the name").click()
+        expect(page.get_by_text("Give your business a name.")).to_be_visible()
+        name.fill("Harbor <b>Bakery</b> & Pies")
+        page.get_by_role("button", name="Save the name").click()
+        expect(page.locator("#who")).to_contain_text("Harbor <b>Bakery</b> & Pies")
+        expect(page.locator("#name-note")).to_contain_text("end on Harbor <b>Bakery</b> & Pies")
+        assert page.locator("#who b, #name-note b").count() == 0
         page.reload()  # a fresh brief, its choices of where it is set read again
         fill_brief(page, photo)
         page.locator("#where input").click()
@@ -383,6 +398,7 @@ def test_mistakes_show_a_clear_message(browser, app_server, photo, tmp_path):
         page.get_by_role("button", name="Create storyboard").click()
         expect(page.get_by_text("headline: fill it in")).to_be_visible()
         page.get_by_label("Headline").fill("Fresh pies, fast")
+        expect(page.locator("#copy-note")).to_have_text("")
         page.get_by_role("button", name="Create storyboard").click()
         expect(page.locator("#working-on")).to_contain_text("Working on Espresso", timeout=MINUTE)
         tab(page, "2 · Storyboard")
@@ -441,10 +457,10 @@ def test_a_missing_model_and_a_full_queue_are_explained(browser, app_server, pho
         # The brief sent again, renamed, with no photo added: a new spot with the open one's.
         tab(page, "1 · Brief")
         note = page.locator("#photos-note")
-        expect(note).to_contain_text("uses the product photo of Espresso week")
+        expect(note).to_contain_text("Espresso week (the campaign open now) keeps its product")
         page.get_by_label("Campaign name").fill("Espresso week, again")
         page.get_by_role("button", name="Create storyboard").click()
         expect(page.locator("#working-on")).to_contain_text(
             "Working on Espresso week, again", timeout=MINUTE
         )
-        expect(note).to_contain_text("product photo of Espresso week, again")
+        expect(note).to_contain_text("Espresso week, again (the campaign open now) keeps")

@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageFilter
 
 from engine.detail import effective_lines
 from engine.training.landmark_report import recognition
@@ -135,3 +135,27 @@ def test_at_1080p_trees_palms_cliffs_and_water_show_what_they_are_made_of():
         warm = (water[..., 0] > 90) & (water[..., 0] > water[..., 2] + 30)
         beside = np.r_[warm[:, :280].ravel(), warm[:, 1640:].ravel()].mean()
         assert warm[:, 860:1060].mean() > 1.6 * beside
+
+
+def test_at_1080p_snow_lines_are_ragged_streets_paved_and_night_crowns_lit_from_above():
+    # The Front Range's and the Chugach's snow stopped at one ruled line across the frame (the
+    # lowest snow in 30 % and 47 % of the snowy columns within 2 px of one row); now it reaches
+    # down the gullies in tongues.
+    for place, under_one_line in (("Denver", 0.22), ("Anchorage", 0.3)):
+        range_ = np.asarray(draw(LandmarkParams(place, "day", "clear", 1), (1920, 1080)), float)
+        snow = (range_.min(2) > 200)[:700]
+        lowest = np.array([np.flatnonzero(snow[:, c]).max() for c in np.flatnonzero(snow.any(0))])
+        assert np.mean(np.abs(lowest - np.bincount(lowest).argmax()) <= 2) < under_one_line
+    # A street's asphalt and sidewalks were flat colour: 66 % of Broadway's lower half, in 20 px
+    # squares, and a third of Anchorage's (its near shore); now grit, cracks, slabs and rock.
+    for place, flat_share in (("Nashville", 0.45), ("Anchorage", 0.1)):
+        picture = draw(LandmarkParams(place, "day", "clear", 0), (1920, 1080))
+        grey = np.asarray(picture.convert("L").filter(ImageFilter.MedianFilter(5)), float)
+        squares = grey[540:].reshape(27, 20, 96, 20).std(axis=(1, 3))
+        assert (squares < 1.0).mean() < flat_share
+    # A maple at night was a flat disc (-0.2 grey levels per 4 px, top to bottom); the moon or
+    # the towns' glow lights its clumps from above.
+    night = np.asarray(draw(LandmarkParams("Burlington", "night", "clear", 0), (1920, 1080)), float)
+    maple = (night[..., 0] > 45) & (night[..., 2] < 40) & (night[..., 0] > night[..., 1] + 10)
+    down = maple[4:] & maple[:-4]
+    assert (night.mean(2)[4:] - night.mean(2)[:-4])[down].mean() < -0.6

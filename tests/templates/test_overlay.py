@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from templates.cards import brand_card
 from templates.layout import LAYOUTS
@@ -117,6 +117,43 @@ def test_end_card_has_a_scannable_qr_and_logo(brief):
     name = {b.slot: b for b in blocks}["business"]
     assert xs.min() >= 96 and ys.min() >= 54 and xs.max() < x0
     assert ys.max() < name.box[1]
+
+
+def test_a_logo_that_would_vanish_on_the_card_sits_on_a_plate(brief, tmp_path):
+    # A logo drawn for a white page: an orange disc and dark brown lettering, no background.
+    # On the navy brand card the lettering read at 1.2:1 and could not be seen.
+    path = tmp_path / "bakery.png"
+    drawn = Image.new("RGBA", (400, 200), (0, 0, 0, 0))
+    pen = ImageDraw.Draw(drawn)
+    pen.ellipse((10, 10, 190, 190), fill=(200, 120, 60, 255))
+    pen.rectangle((210, 70, 390, 130), fill=(90, 40, 30, 255))
+    drawn.save(path)
+    brand = Brand(colors=["#1F3A5F", "#F2B134"], logo=path)
+    for card, plate in (
+        (brand_card(brand, (1920, 1080)), 255),
+        (Image.new("RGB", (1920, 1080), "white"), None),
+    ):
+        rgba = np.asarray(overlay(end_card(brief), brand, card)[0])
+        lettering = np.nonzero(np.all(rgba == (90, 40, 30, 255), axis=-1))
+        assert lettering[0].size  # drawn
+        y, x = lettering[0].min() - 4, lettering[1].min() - 4  # just outside it: the plate
+        if plate is None:
+            assert rgba[y, x, 3] == 0  # on white it reads as it is
+        else:
+            assert tuple(rgba[y, x]) == (plate, plate, plate, 255)
+    # A scene's corner mark over a dark picture too.
+    first = build_storyboard(load_template("product-hero"), brief).scenes[0]
+    scene = first.model_copy(update={"logo": True})
+    mark = np.asarray(overlay(scene, brand, Image.new("RGB", (1920, 1080), (20, 25, 40)))[0])
+    assert tuple(mark[58, 220]) == (255, 255, 255, 255)  # above the logo: the plate
+    # A logo with its own background (a JPEG's white box) is its own plate, on any card.
+    boxed = tmp_path / "boxed.jpg"
+    drawn.convert("RGB").save(boxed)  # transparent -> black box: dark lettering on it, faint
+    for card in (Image.new("RGB", (1920, 1080), "white"), Image.new("RGB", (1920, 1080), "navy")):
+        layer = overlay(scene, Brand(colors=["#1F3A5F"], logo=boxed), card)[0]
+        ys, xs = np.nonzero(np.asarray(layer)[:300, :600, 3])  # the corner (the copy is lower)
+        assert (ys.min(), xs.min()) == (54, 96)  # no plate round it: the box starts at the corner
+        assert ys.max() - ys.min() + 1 == 108  # the box's own height, 10 % of the frame's
 
 
 @pytest.mark.parametrize("template_id", template_ids())
