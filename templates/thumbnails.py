@@ -36,10 +36,11 @@ def thumbnail(template: Template) -> Image.Image:
         for s in board.scenes
         if s.visual.source != "brand"
     }
-    return _contact_sheet(scene_stills(board, visuals, SIZE))
+    return contact_sheet(scene_stills(board, visuals, SIZE))
 
 
-def _contact_sheet(stills: list[Image.Image], columns: int = 2) -> Image.Image:
+def contact_sheet(stills: list[Image.Image], columns: int = 2) -> Image.Image:
+    """Scenes in rows of `columns`, a white hairline between them."""
     width, height = stills[0].size
     rows = -(-len(stills) // columns)
     sheet = Image.new("RGB", (columns * width + columns - 1, rows * height + rows - 1), "white")

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 SLOTS = ("headline", "offer")  # the only lines proposed, and chosen per audience
 
 EMPHASIS = {
-    "performance": "Built for your best run",
+    "performance": "Made to perform",
     "value": "Best value",
     "comfort": "Comfort first",
     "time": "Save hours",

@@ -39,6 +39,7 @@ from app.services.cutouts import cutout
 from app.services.errors import UserError
 from app.services.jobs import Tallies, ensure_room, owner_name, work_batch
 from app.services.matrix import MatrixPlan
+from app.services.renders import keep_picture
 from app.services.results_cache import Reuse
 from engine import Engine, Priority, TextToImage
 from storage import (
@@ -245,8 +246,10 @@ class FrameHandler:
                 try:
                     frame = _composed(ctx, engine, business_id, params, scenes[job.id],
                                       tallies, reuse)  # fmt: skip
-                    _keep_frame(ctx, business_id, int(job.payload["variant_id"]), frame,
-                                scenes[job.id], self.worker)  # fmt: skip
+                    variant_id = int(job.payload["variant_id"])
+                    # The picture first: a gallery shows a variant once its frame is kept.
+                    keep_picture(ctx, engine, business_id, variant_id)
+                    _keep_frame(ctx, business_id, variant_id, frame, scenes[job.id], self.worker)
                     outcomes[job.id] = None
                 except Exception as exc:
                     outcomes[job.id] = exc

@@ -10,6 +10,7 @@ assets the approved preview used, so the final airs what was approved.
 
 from __future__ import annotations
 
+import os
 import statistics
 import tempfile
 from dataclasses import dataclass
@@ -25,15 +26,18 @@ from app.services.jobs import Tallies, ensure_room
 from app.services.spots import resolved_brief, scene_visuals, uploaded_track
 from engine import Engine
 from storage import GenerationParams, Job, JobKey, JobQueue, RenderTier, VariantStatus
-from templates.export import TIERS, frames_at, shaped
+from templates.export import TIERS, frames_at, scene_stills, shaped
 from templates.export import render as render_spot
 from templates.spec import SHAPES, load_template
 from templates.storyboard import build_storyboard
+from templates.thumbnails import contact_sheet
 
 if TYPE_CHECKING:
     from app.services.context import AppContext
 
 KIND = "variant-render"
+PICTURE_SCENE = (320, 180)  # each scene on a variant's picture (all four: 0.075 s of a core)
+PICTURE_SCENES = 4  # how many: two rows of two, the sheet 16:9 as a gallery shows it
 NOT_YET_SEEN = (VariantStatus.PLANNED, VariantStatus.QUEUED, VariantStatus.FAILED)
 FIRST_GUESS_S = {"preview": 25.0, "final": 90.0}
 PRIORITY = {"preview": 10, "final": 5}  # someone is watching a preview; frames wait (0)
@@ -65,19 +69,9 @@ def render_variant(
     timing and sound in every shape, its layout made for that screen; a final is checked by its
     shape's spec (`templates.qc_specs.MASTERS`)."""
     _check(tier, shape)
-    with ctx.tenant(business_id) as tenant:
-        variant = tenant.variants.get(variant_id)
-        spot = tenant.campaigns.spot(variant.spot_id)
-        template = load_template(spot.template_id)
-        params = GenerationParams.of(variant)
-        brand_files = params.extra.get("brand_assets", {})
-        brief = resolved_brief(tenant, params.extra["copy"], brand_files)
-        track = uploaded_track(tenant, brief, brand_files)
-    board = build_storyboard(template, brief, params.extra.get("scene_order"))
-    product = cutout(ctx, engine, business_id, int(params.extra["product_asset_id"]))
     made = shaped(TIERS[tier], shape)
     size = (made.width, made.height)
-    visuals = scene_visuals(ctx, engine, business_id, params, board, size, product)
+    board, visuals, track = _spot(ctx, engine, business_id, variant_id, size)
     with tempfile.TemporaryDirectory(prefix="spotforge-render-") as tmp:
         out = Path(tmp) / f"variant-{variant_id}.mp4"
         result = render_spot(board, visuals, made, out, track)
@@ -101,6 +95,46 @@ def render_variant(
             path = tenant.assets.path(asset.id)
     passed = result.report.passed
     return RenderView(variant_id, render.id, tier, asset.id, path, passed, report, shape)
+
+
+def keep_picture(ctx: AppContext, engine: Engine, business_id: int, variant_id: int) -> Path:
+    """Draw what a gallery shows of the variant, its spot at a glance: the first scenes as
+    they air for its place and audience (backgrounds, product, its audience's words and accent
+    colour, the logo), two to a row, by the video's own code. Two audiences in one place share
+    a key frame; their pictures differ where their spots do. Drawn with the variant's frame
+    (`bulk`), and again whenever that is made again."""
+    board, visuals, _ = _spot(ctx, engine, business_id, variant_id, PICTURE_SCENE)
+    board = board.model_copy(update={"scenes": board.scenes[:PICTURE_SCENES]})
+    sheet = contact_sheet(scene_stills(board, visuals, PICTURE_SCENE))
+    path = picture_path(ctx, business_id, variant_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.part")
+    sheet.save(partial, format="JPEG", quality=88)
+    partial.replace(path)  # whole or absent to whoever looks meanwhile
+    return path
+
+
+def picture_path(ctx: AppContext, business_id: int, variant_id: int) -> Path:
+    """Where the variant's picture is kept (`keep_picture`): a view of its rows, not an asset,
+    but in the asset folder, which every node of a cluster shares. A variant made before
+    pictures were drawn has none, and its key frame is shown instead."""
+    folder = ctx.settings.resolved_asset_dir / "variant-pictures" / str(business_id)
+    return folder / f"{variant_id}.jpg"
+
+
+def _spot(ctx: AppContext, engine: Engine, business_id: int, variant_id: int, size) -> tuple:
+    """The variant's storyboard, each scene's picture at `size` and its uploaded track: all
+    from what the variant stored."""
+    with ctx.tenant(business_id) as tenant:
+        variant = tenant.variants.get(variant_id)
+        template = load_template(tenant.campaigns.spot(variant.spot_id).template_id)
+        params = GenerationParams.of(variant)
+        brand_files = params.extra.get("brand_assets", {})
+        brief = resolved_brief(tenant, params.extra["copy"], brand_files)
+        track = uploaded_track(tenant, brief, brand_files)
+    board = build_storyboard(template, brief, params.extra.get("scene_order"))
+    product = cutout(ctx, engine, business_id, int(params.extra["product_asset_id"]))
+    return board, scene_visuals(ctx, engine, business_id, params, board, size, product), track
 
 
 def enqueue(

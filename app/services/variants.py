@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.services import library
+from app.services.renders import picture_path
 from storage import Variant
 from templates.spec import load_template
 
@@ -31,6 +32,7 @@ class VariantCard:
     prompt: str
     headline: str
     role: str | None = None  # "retry" (made again after a check) or "edit" (the owner's words)
+    personalized: bool = False  # made for a place and an audience (not a base, as briefed)
 
     @property
     def caption(self) -> str:
@@ -75,6 +77,26 @@ def card(ctx: AppContext, business_id: int, variant_id: int) -> VariantCard:
     with ctx.tenant(business_id) as tenant:
         frame = tenant.variants.frames([variant_id]).get(variant_id)
         return _card(tenant, tenant.variants.get(variant_id), names, frame)
+
+
+def picture(ctx: AppContext, business_id: int, card: VariantCard) -> Path | None:
+    """What the gallery shows of a variant: its spot at a glance (`renders.keep_picture`),
+    else its key frame, once made."""
+    drawn = picture_path(ctx, business_id, card.id)
+    return drawn if drawn.exists() else card.frame
+
+
+def last_choice(ctx: AppContext, business_id: int, spot_id: int) -> tuple[list[str], list[str]]:
+    """The places and audiences the spot's newest run was made for, in the library's order;
+    none before its first run."""
+    geographies, audiences = _names(ctx, business_id)
+    with ctx.tenant(business_id) as tenant:
+        run = tenant.variants.newest_run(spot_id)
+        cells = set() if run is None else tenant.variants.run_cells(run)
+    made = {(g, a) for spot, g, a in cells if spot == spot_id}
+    places = [name for id_, name in geographies.items() if any(g == id_ for g, _ in made)]
+    people = [name for id_, name in audiences.items() if any(a == id_ for _, a in made)]
+    return places, people
 
 
 @dataclass(frozen=True)
@@ -135,4 +157,5 @@ def _card(tenant, v: Variant, names, frame_asset: int | None) -> VariantCard:
         v.prompt,
         str(v.extra_params.get("copy", {}).get("headline", "")),
         v.role,
+        personalized=not base,
     )

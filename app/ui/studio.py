@@ -583,15 +583,34 @@ class Studio:
 
     @friendly
     def library_choices(self, request: gr.Request) -> tuple[gr.CheckboxGroup, ...]:
-        business = self.business(request)
-        places = [g.name for g in library.geographies(self.ctx, business)]
-        people = [a.name for a in library.audiences(self.ctx, business)]
+        places, people = self._library_names(self.business(request))
         return (
             gr.CheckboxGroup(choices=places),
             gr.CheckboxGroup(choices=people),
             gr.Dropdown(choices=["All", *places], value="All"),
             gr.Dropdown(choices=["All", *people], value="All"),
         )
+
+    @friendly
+    def last_choice(self, spot_id: int | None, request: gr.Request) -> tuple:
+        """A spot opened again: the places and audiences of its newest run ticked again, so an
+        owner back to add a place starts from what they chose (and sees its words per
+        audience). A spot without variants leaves the ticks as they are."""
+        if spot_id in (None, ""):
+            return gr.skip(), gr.skip()
+        business = self.business(request)
+        ticked = variants.last_choice(self.ctx, business, _id(spot_id, "spot"))
+        if not ticked[0]:
+            return gr.skip(), gr.skip()
+        # With the choices: this may arrive before the page's first read of the library.
+        return tuple(
+            gr.CheckboxGroup(choices=names, value=chosen)
+            for names, chosen in zip(self._library_names(business), ticked, strict=True)
+        )
+
+    def _library_names(self, business: int) -> tuple[list[str], list[str]]:
+        places = [g.name for g in library.geographies(self.ctx, business)]
+        return places, [a.name for a in library.audiences(self.ctx, business)]
 
     @friendly
     def plan_variants(
@@ -790,10 +809,11 @@ class Studio:
             geography=None if geography in (None, "", "All") else geography,
             audience=None if audience in (None, "", "All") else audience,
         )
+        shown = ((c, variants.picture(self.ctx, who.business_id, c)) for c in found)
         return [
-            (self._out(who, c.frame, f"variant-{c.id}{c.frame.suffix}"), c.caption)
-            for c in found
-            if c.frame is not None
+            (self._out(who, path, f"variant-{c.id}{path.suffix}"), c.caption)
+            for c, path in shown
+            if path is not None
         ]
 
     @friendly
@@ -805,8 +825,10 @@ class Studio:
             if c.status in ("ready", "approved")
         ]
         choices = [(c.caption, c.id) for c in ready]
-        a = ready[0].id if ready else None
-        b = ready[1].id if len(ready) > 1 else a
+        # Side by side first: the newest two variants made for a place and an audience (a
+        # spot's bases are all "as briefed", and the first has no picture until one is made).
+        first = [c.id for c in ready if c.personalized][-2:] or [c.id for c in ready][-2:]
+        a, b = (first[0], first[-1]) if first else (None, None)
         return (
             gr.Dropdown(choices=choices, value=a),
             gr.Dropdown(choices=choices, value=b),
@@ -817,13 +839,14 @@ class Studio:
 
     @friendly
     def compare(self, variant_a: int | None, variant_b: int | None, request: gr.Request) -> tuple:
-        """Two variants side by side: their frames and what made them."""
+        """Two variants side by side: their spots at a glance and what made them."""
         who = self.who(request)
         out: list = []
         for variant_id in (variant_a, variant_b):
             c = variants.card(self.ctx, who.business_id, _id(variant_id, "variant"))
+            shown = variants.picture(self.ctx, who.business_id, c)
             out += [
-                None if c.frame is None else self._out(who, c.frame, f"variant-{c.id}.png"),
+                None if shown is None else self._out(who, shown, f"variant-{c.id}{shown.suffix}"),
                 f"**{md(c.caption)}**  \nHeadline: {md(c.headline)}",
             ]
         return tuple(out)

@@ -64,6 +64,26 @@ COUNTERS = """() => {
   all();
   setInterval(all, 1000);
 }"""
+# Back and Forward move between the steps, as on any site: each step opened is an entry of the
+# browser's history (the studio is one page, so Back would otherwise leave it). Tabs are found
+# by their words: on a phone most are in the "More tabs" menu, as buttons without the tab role.
+STEPS_HISTORY = """() => {
+  const tabs = document.getElementById("steps");
+  const current = () =>
+    tabs.querySelector('button[role="tab"][aria-selected="true"]')?.textContent.trim();
+  history.replaceState({ step: current() }, "");
+  new MutationObserver(() => {
+    const step = current();
+    if (step && history.state?.step !== step) history.pushState({ step }, "");
+  }).observe(tabs, { subtree: true, childList: true, attributes: true,
+                     attributeFilter: ["aria-selected"] });
+  window.addEventListener("popstate", (event) => {
+    const step = event.state?.step;
+    const button = [...tabs.querySelectorAll('button:not([tabindex="-1"])')]
+      .find((b) => b.textContent.trim() === step);  // tabindex -1: Gradio's measuring copies
+    if (button && current() !== step) button.click();
+  });
+}"""
 CSS = """
 /* width 100%: a flex item with auto margins would otherwise grow to its content's width */
 .gradio-container { width: 100%; max-width: 1100px !important; margin: auto; }
@@ -91,6 +111,9 @@ CSS = """
                    max-width: 100% !important; border: none !important; }
   /* Scene names and times whole ("Sce ne"); the table scrolls sideways instead. */
   .prose th:nth-child(-n+2), .prose td:nth-child(-n+2) { white-space: nowrap; }
+  /* The words table's headings whole ("Aud ience"): its columns take their width, and it
+     scrolls sideways. */
+  #words th, #words th * { white-space: nowrap !important; word-break: keep-all !important; }
 }
 """
 
@@ -109,7 +132,7 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
         spot = gr.Number(value=None, precision=0, visible=False)  # the spot every step works on
         working_on = gr.Markdown("No spot yet: start with the brief.", elem_id="working-on")
 
-        with gr.Tabs():
+        with gr.Tabs(elem_id="steps"):
             with gr.Tab("1 · Brief", id="brief"):
                 with gr.Row():
                     campaign = gr.Textbox(
@@ -338,13 +361,13 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
                 side = gr.Button("Compare")
                 with gr.Row():
                     with gr.Column():
-                        frame_a = gr.Image(label="A", interactive=False)
+                        frame_a = gr.Image(label="A", interactive=False, elem_id="picture-a")
                         about_a = gr.Markdown()
                         clip_a = gr.Video(
                             label="A, as a preview clip", interactive=False, elem_id="clip-a"
                         )
                     with gr.Column():
-                        frame_b = gr.Image(label="B", interactive=False)
+                        frame_b = gr.Image(label="B", interactive=False, elem_id="picture-b")
                         about_b = gr.Markdown()
                         clip_b = gr.Video(
                             label="B, as a preview clip", interactive=False, elem_id="clip-b"
@@ -441,6 +464,7 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
         # Wiring: each event a named endpoint. ------------------------------------------------
         spot.change(s.spot_label, inputs=spot, outputs=working_on, api_name=False)
         page.load(None, js=COUNTERS, api_name=False)
+        page.load(None, js=STEPS_HISTORY, api_name=False)
         # The storyboard's, preview's and variants' actions need a spot: enabled once there is one.
         needs_spot = [reorder, redraw, set_scene, show, more, use, render, make]
         spot.change(
@@ -626,6 +650,7 @@ def build(ctx: AppContext, engine) -> gr.Blocks:
             working, inputs=preview_follow, outputs=[render, stop_preview], **TICK
         )
 
+        spot.change(s.last_choice, inputs=spot, outputs=[places, people], **TICK)
         for chooser in (places, people):
             chooser.change(
                 s.plan_variants, inputs=[spot, places, people], outputs=estimate, api_name=False

@@ -190,6 +190,17 @@ class Variants:
         page = self._scope.all(query.order_by(Variant.id.desc()).limit(limit))
         return page[::-1]
 
+    def newest_run(self, spot_id: int) -> str | None:
+        """The key of the newest bulk run that made variants of the spot; None before any."""
+        self._scope.get(Spot, spot_id)
+        query = (
+            self._scope.select(Variant)
+            .where(Variant.spot_id == spot_id, Variant.run.is_not(None))
+            .with_only_columns(Variant.run)
+            .order_by(Variant.id.desc())
+        )
+        return self._scope.session.scalars(query).first()
+
     def of_run(self, run: str) -> list[Variant]:
         """The variants a bulk run made (the indexed `run` column), oldest first."""
         return self._scope.all(self._scope.select(Variant).where(_in_run(run)).order_by(Variant.id))

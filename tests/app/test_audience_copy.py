@@ -41,7 +41,7 @@ def test_proposals_offer_a_voice_for_the_headline_and_offer_and_never_touch_the_
     assert (runners["headline"].yours, runners["headline"].proposed) == (
         "Fresh espresso, fast", "Fresh espresso, fast!",
     )  # fmt: skip
-    assert runners["offer"].proposed == "Built for your best run: 20 % off this week"
+    assert runners["offer"].proposed == "Made to perform: 20 % off this week"
     retirees = {p.slot: p.proposed for p in proposals(BRIEF, built_in["Retirees"])}
     assert retirees["headline"] == "Fresh espresso, fast."
     assert retirees["offer"].startswith("Comfort first: ")

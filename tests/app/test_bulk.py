@@ -15,7 +15,7 @@ import pytest
 from PIL import Image
 from skimage import data
 
-from app.services import AppContext, bulk, library
+from app.services import AppContext, bulk, library, variants
 from app.services.backgrounds import generation_key, stored_request
 from app.services.demo import BRIEF
 from app.services.matrix import plan_matrix
@@ -117,6 +117,29 @@ def test_a_run_makes_each_variant_once_and_reuses_backgrounds(ctx, business_ids,
         )
     again_frame = np.asarray(bulk.rerender_frame(ctx, engine, business, variant.id))
     assert np.array_equal(stored, again_frame)
+
+    # The gallery shows each variant's spot at a glance, its scenes as they air: two
+    # audiences in one place share one key frame, but not their accent colour (the offer card).
+    cards = {(c.geography, c.audience): c for c in variants.cards(ctx, business, good)}
+    runners, families = cards["Miami", "Young runners"], cards["Miami", "Families"]
+    frames = [np.asarray(Image.open(c.frame), dtype=float) for c in (runners, families)]
+    assert np.array_equal(*frames)
+    shown = [Image.open(variants.picture(ctx, business, c)) for c in (runners, families)]
+    assert shown[0].format == "JPEG" and shown[0].size == (641, 361)
+    sheets = [np.asarray(s.convert("RGB"), dtype=float) for s in shown]
+    offer = np.s_[181:, :320]  # product-hero's third scene, the offer on the brand card
+    yellow = [np.sum(np.linalg.norm(s[offer] - (0xF4, 0xB4, 0x00), axis=2) < 40) for s in sheets]
+    assert yellow[0] == 0 and yellow[1] > 300  # the families' accent
+    establishing = np.s_[:180, :320]  # the place, the headline over it, in both
+    assert np.abs(sheets[0][establishing] - sheets[1][establishing]).mean() < 2
+
+    # Opened again, the spot's places and audiences are those of its newest run (in the
+    # library's order); a spot never personalized has none.
+    assert variants.last_choice(ctx, business, good) == (
+        [g.name for g in library.geographies(ctx, business) if g.id in geographies],
+        [a.name for a in library.audiences(ctx, business) if a.id in audiences],
+    )
+    assert variants.last_choice(ctx, business, spot_with_photo(ctx, business, cup())) == ([], [])
 
     # Starting the same run again adds nothing and makes nothing.
     run = bulk.start(ctx, engine, business, plan)

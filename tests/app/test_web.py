@@ -208,6 +208,9 @@ def test_brief_to_download(browser, app_server, photo, tmp_path):
         page.get_by_role("button", name="Compare").click()
         expect(page.get_by_text("Headline:").first).to_be_visible(timeout=MINUTE)
         expect(page.get_by_text(re.compile(r"seed|#\d"))).to_have_count(0)  # no internals
+        for side in ("#picture-a", "#picture-b"):  # two variants made for places, not bases
+            expect(page.locator(f"{side} img")).to_have_count(1)
+        expect(page.locator("#variant-a input")).to_have_value("Manhattan · Young runners")
         page.get_by_role("button", name="Play both").click()
         expect(page.locator("#pair-status")).to_contain_text(
             "2 of 2 preview clips ready.", timeout=3 * MINUTE
@@ -289,9 +292,11 @@ def on_a_phone(browser, signed_in: dict, url: str, shots: Path) -> None:
     expect(page.locator("#preview-video video")).to_have_count(1, timeout=MINUTE)
     tab(page, "4 · Personalize")
     expect(page.locator("#variants .thumbnail-item").first).to_be_visible(timeout=MINUTE)
-    for name in ("Manhattan", "Retirees"):
-        page.get_by_label(name, exact=True).check()
+    # The last run's places and audiences are ticked again; the owner narrows them down.
     estimate = page.locator("#estimate")
+    expect(estimate).to_contain_text("4 variants (2 places × 2 audiences)", timeout=MINUTE)
+    for name in ("San Francisco Bay Area", "Young runners"):
+        page.get_by_label(name, exact=True).uncheck()
     expect(estimate).to_contain_text("1 variant (1 place × 1 audience)", timeout=MINUTE)
     expect(estimate).to_contain_text("(1 already made)")
     steps.shot("personalize")
@@ -299,6 +304,12 @@ def on_a_phone(browser, signed_in: dict, url: str, shots: Path) -> None:
     page.get_by_role("button", name="Compare").click()
     expect(page.get_by_text("Headline:").first).to_be_visible(timeout=MINUTE)
     steps.shot("compare")
+    # Back is the step before, as on any site, not out of the studio; Forward comes back.
+    page.go_back()
+    expect(page.get_by_role("tab", name="4 · Personalize", selected=True)).to_be_visible()
+    expect(page.locator("#estimate")).to_contain_text("1 variant (1 place × 1 audience)")
+    page.go_forward()
+    expect(page.get_by_role("tab", name="5 · Compare", selected=True)).to_be_visible()
     tab(page, "6 · Buy & download")
     # The desk's order is there, delivered, with its files.
     expect(page.locator("#order-status")).to_contain_text("delivered", timeout=MINUTE)
