@@ -11,8 +11,10 @@ Petschnigg et al., 2004, "Digital Photography with Flash and No-Flash Image Pair
 joint upsampling of Kopf et al., 2007): where the model's picture and the layout agree below
 `CUTOFF_LINES`, the final is the layout in the model's light (their difference, smoothed to
 `GRADE_LINES`, added back); where the model drew something else (a cab moved, a cloud added),
-the upscaler's own picture is kept, so no ghost of the layout shows. The layout is named by the
-request, so a variant's lineage re-renders its final bit for bit.
+the upscaler's own picture is kept, so no ghost of the layout shows. A clear sky's sun or moon
+is the layout's wherever it is seen: the model draws it as a blob, often bitten by the sky's
+blue at one side, which is a blemish, not something else drawn there. The layout is named by
+the request, so a variant's lineage re-renders its final bit for bit.
 """
 
 from __future__ import annotations
@@ -42,9 +44,12 @@ SMOOTHING = 8
 GRADE_LINES = 16
 
 
-def with_layout_detail(picture: Image.Image, layout: Image.Image) -> Image.Image:
+def with_layout_detail(
+    picture: Image.Image, layout: Image.Image, sun: Image.Image | None = None
+) -> Image.Image:
     """`picture` (the upscaler's final) as `layout` (the scene it was drawn from, drawn at the
-    same size) in the picture's light, where the two agree; the picture itself elsewhere."""
+    same size) in the picture's light, where the two agree; the picture itself elsewhere; and
+    the layout's own sun or moon where `sun` (a mask) says it is seen."""
     drawn, reference = _tensor(picture), _tensor(layout)
     distance = (_below(drawn, CUTOFF_LINES) - _below(reference, CUTOFF_LINES)).pow(2).mean(1, True)
     agreement = F.avg_pool2d(
@@ -56,6 +61,9 @@ def with_layout_detail(picture: Image.Image, layout: Image.Image) -> Image.Image
     )
     regraded = reference + _agreeing_mean(drawn - reference, agreement)
     final = (agreement * regraded + (1 - agreement) * drawn).clamp(0, 1)
+    if sun is not None:
+        seen = torch.from_numpy(np.asarray(sun, dtype=np.float32) / 255)[None, None]
+        final = seen * reference + (1 - seen) * final
     return Image.fromarray((final[0].permute(1, 2, 0) * 255).round().to(torch.uint8).numpy())
 
 

@@ -21,7 +21,7 @@ import torch
 from PIL import Image
 
 from engine.errors import InvalidRequest
-from engine.training.landmarks import SIGNATURES, LandmarkParams, draw
+from engine.training.landmarks import SIGNATURES, LandmarkParams, Scene, draw_scene
 from engine.training.scenes import TIMES, WEATHER
 
 SEPARATOR = " | "
@@ -58,7 +58,11 @@ class Layout:
 
     def draw(self, seed: int, size: tuple[int, int]) -> Image.Image:
         """The scene at `size`: its composition and detail picked by `seed`."""
-        return draw(LandmarkParams(self.geography, self.light, self.weather, seed), size)
+        return self.draw_scene(seed, size).image
+
+    def draw_scene(self, seed: int, size: tuple[int, int]) -> Scene:
+        """The scene at `size`, and where its sun or moon is seen."""
+        return draw_scene(LandmarkParams(self.geography, self.light, self.weather, seed), size)
 
 
 def schedule(steps: int, strength: float) -> list[float]:

@@ -239,7 +239,8 @@ def _upscaled(model: LoadedModel, image: Image.Image, r: Resolved) -> Image.Imag
         )
     final = upscale(model.upscaler, image, (r.width, r.height))
     if layout := getattr(r.request, "layout", ""):
-        return with_layout_detail(final, Layout.parse(layout).draw(r.request.seed, final.size))
+        scene = Layout.parse(layout).draw_scene(r.request.seed, final.size)
+        return with_layout_detail(final, scene.image, scene.sun)
     return final
 
 

@@ -19,4 +19,6 @@
 # 0.4.6: at 1080p a rocky crest has crags and its snow tongues down the gullies (no ruled snow
 # line), a street has paving slabs, gritty asphalt and sealed cracks, Anchorage's near shore is
 # rock, and a crown at night is lit from above (it was a flat disc).
-ENGINE_VERSION = "0.4.6"
+# 0.4.7: a clear sky's sun or moon in a final is its layout's, whole (the model's blob of it
+# showed a bite of the sky's blue at one side).
+ENGINE_VERSION = "0.4.7"

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -56,6 +57,8 @@ from templates.composite import composite
 
 if TYPE_CHECKING:
     from app.services.context import AppContext
+
+log = logging.getLogger(__name__)
 
 KIND = "variant-frame"
 UNFINISHED = (VariantStatus.PLANNED, VariantStatus.QUEUED, VariantStatus.RENDERING)
@@ -247,8 +250,7 @@ class FrameHandler:
                     frame = _composed(ctx, engine, business_id, params, scenes[job.id],
                                       tallies, reuse)  # fmt: skip
                     variant_id = int(job.payload["variant_id"])
-                    # The picture first: a gallery shows a variant once its frame is kept.
-                    keep_picture(ctx, engine, business_id, variant_id)
+                    _picture(ctx, engine, business_id, variant_id)
                     _keep_frame(ctx, business_id, variant_id, frame, scenes[job.id], self.worker)
                     outcomes[job.id] = None
                 except Exception as exc:
@@ -435,6 +437,16 @@ def _start_frame(ctx, business_id: int, variant_id: int) -> GenerationParams | N
             return None
         tenant.variants.set_status(variant_id, VariantStatus.RENDERING)
         return GenerationParams.of(variant)
+
+
+def _picture(ctx, engine, business_id: int, variant_id: int) -> None:
+    """The variant's picture for the gallery, drawn before its frame is kept (a gallery shows a
+    variant once its frame is). Not drawn is no failure of the variant: its frame shows."""
+    try:
+        keep_picture(ctx, engine, business_id, variant_id)
+    except Exception:
+        log.exception("variant %s: its picture was not drawn; the gallery shows its frame",
+                      variant_id)  # fmt: skip
 
 
 def _keep_frame(

@@ -10,6 +10,8 @@ assets the approved preview used, so the final airs what was approved.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import statistics
 import tempfile
@@ -24,8 +26,16 @@ from app.services.cutouts import cutout
 from app.services.errors import Busy, UserError
 from app.services.jobs import Tallies, ensure_room
 from app.services.spots import resolved_brief, scene_visuals, uploaded_track
-from engine import Engine
-from storage import GenerationParams, Job, JobKey, JobQueue, RenderTier, VariantStatus
+from engine import Engine, Priority
+from storage import (
+    GenerationParams,
+    Job,
+    JobKey,
+    JobQueue,
+    RenderTier,
+    Variant,
+    VariantStatus,
+)
 from templates.export import TIERS, frames_at, scene_stills, shaped
 from templates.export import render as render_spot
 from templates.spec import SHAPES, load_template
@@ -71,7 +81,7 @@ def render_variant(
     _check(tier, shape)
     made = shaped(TIERS[tier], shape)
     size = (made.width, made.height)
-    board, visuals, track = _spot(ctx, engine, business_id, variant_id, size)
+    board, visuals, track, _ = _spot(ctx, engine, business_id, variant_id, size)
     with tempfile.TemporaryDirectory(prefix="spotforge-render-") as tmp:
         out = Path(tmp) / f"variant-{variant_id}.mp4"
         result = render_spot(board, visuals, made, out, track)
@@ -101,30 +111,47 @@ def keep_picture(ctx: AppContext, engine: Engine, business_id: int, variant_id: 
     """Draw what a gallery shows of the variant, its spot at a glance: the first scenes as
     they air for its place and audience (backgrounds, product, its audience's words and accent
     colour, the logo), two to a row, by the video's own code. Two audiences in one place share
-    a key frame; their pictures differ where their spots do. Drawn with the variant's frame
-    (`bulk`), and again whenever that is made again."""
-    board, visuals, _ = _spot(ctx, engine, business_id, variant_id, PICTURE_SCENE)
+    a key frame; their pictures differ where their spots do. Drawn by the bulk worker with the
+    variant's frame; a scene regenerated on its own is made at bulk priority, as its render
+    would make it."""
+    board, visuals, _, variant = _spot(
+        ctx, engine, business_id, variant_id, PICTURE_SCENE, Priority.BULK
+    )
     board = board.model_copy(update={"scenes": board.scenes[:PICTURE_SCENES]})
     sheet = contact_sheet(scene_stills(board, visuals, PICTURE_SCENE))
-    path = picture_path(ctx, business_id, variant_id)
+    path = picture_path(ctx, business_id, variant)
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(f".{os.getpid()}.part")
-    sheet.save(partial, format="JPEG", quality=88)
-    partial.replace(path)  # whole or absent to whoever looks meanwhile
+    handle, partial = tempfile.mkstemp(dir=path.parent, suffix=".part")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            sheet.save(out, format="JPEG", quality=88)
+        os.replace(partial, path)  # whole or absent to whoever looks meanwhile
+    finally:
+        Path(partial).unlink(missing_ok=True)
     return path
 
 
-def picture_path(ctx: AppContext, business_id: int, variant_id: int) -> Path:
-    """Where the variant's picture is kept (`keep_picture`): a view of its rows, not an asset,
-    but in the asset folder, which every node of a cluster shares. A variant made before
-    pictures were drawn has none, and its key frame is shown instead."""
+def picture_path(ctx: AppContext, business_id: int, variant: Variant) -> Path:
+    """Where the variant's picture is kept (`keep_picture`): a view of its row, not an asset,
+    but in the asset folder, which every node of a cluster shares; named by a digest of all
+    the row says it is made from, so a database restored or made anew over that folder never
+    finds another variant's picture under its id."""
+    made_from = json.dumps([variant.prompt, variant.seed, variant.extra_params], sort_keys=True)
+    digest = hashlib.sha256(made_from.encode()).hexdigest()[:16]
     folder = ctx.settings.resolved_asset_dir / "variant-pictures" / str(business_id)
-    return folder / f"{variant_id}.jpg"
+    return folder / f"{variant.id}-{digest}.jpg"
 
 
-def _spot(ctx: AppContext, engine: Engine, business_id: int, variant_id: int, size) -> tuple:
-    """The variant's storyboard, each scene's picture at `size` and its uploaded track: all
-    from what the variant stored."""
+def _spot(
+    ctx: AppContext,
+    engine: Engine,
+    business_id: int,
+    variant_id: int,
+    size: tuple[int, int],
+    priority: Priority = Priority.INTERACTIVE,
+) -> tuple:
+    """The variant's storyboard, each scene's picture at `size`, its uploaded track, and its
+    row: all from what the variant stored."""
     with ctx.tenant(business_id) as tenant:
         variant = tenant.variants.get(variant_id)
         template = load_template(tenant.campaigns.spot(variant.spot_id).template_id)
@@ -134,7 +161,10 @@ def _spot(ctx: AppContext, engine: Engine, business_id: int, variant_id: int, si
         track = uploaded_track(tenant, brief, brand_files)
     board = build_storyboard(template, brief, params.extra.get("scene_order"))
     product = cutout(ctx, engine, business_id, int(params.extra["product_asset_id"]))
-    return board, scene_visuals(ctx, engine, business_id, params, board, size, product), track
+    visuals = scene_visuals(
+        ctx, engine, business_id, params, board, size, product, priority=priority
+    )
+    return board, visuals, track, variant
 
 
 def enqueue(

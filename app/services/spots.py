@@ -19,7 +19,7 @@ from app.services.cutouts import cutout
 from app.services.errors import USER_ERRORS, UploadRefused, UserError
 from app.services.pictures import Backdrop
 from app.services.text_rules import FIELDS, clean, clean_all
-from engine import ENGINE_VERSION, preset_for, with_defaults
+from engine import ENGINE_VERSION, Priority, preset_for, with_defaults
 from storage import GenerationParams, Spot
 from templates import audio, mix
 from templates.errors import BriefError
@@ -417,12 +417,14 @@ def scene_visuals(
     product: Image.Image | None = None,
     *,
     extra: dict[str, Any] | None = None,
+    priority: Priority = Priority.INTERACTIVE,
 ) -> dict[int, Still | Clip]:
     """Each scene's moving picture at `size` by its place in the spot (brand cards need none),
     with `product` (its cut-out) in product scenes: the business's own picture where the
     variant names one for the scene or the whole spot, graded toward the variant's light;
-    else the generated background (`scene_backdrops`). Without `params` (a spot no background
-    was chosen for yet; `extra` its copy), only the scenes set in the business's pictures."""
+    else the generated background (`scene_backdrops`, any not made yet asked at `priority`).
+    Without `params` (a spot no background was chosen for yet; `extra` its copy), only the
+    scenes set in the business's pictures."""
     extra = params.extra if extra is None else extra
     light = extra.get("light", "day")
     chosen = {
@@ -431,7 +433,10 @@ def scene_visuals(
         if s.visual.source != "brand" and (own := own_picture(extra, s.origin)) is not None
     }
     drawn = [s for s in board.scenes if s.index not in chosen]
-    backdrops = {} if params is None else scene_backdrops(ctx, engine, business_id, params, drawn)
+    backdrops = (
+        {} if params is None
+        else scene_backdrops(ctx, engine, business_id, params, drawn, priority)
+    )  # fmt: skip
     visuals: dict[int, Still | Clip] = {}
     with ctx.tenant(business_id) as tenant:
         for s in board.scenes:
@@ -454,7 +459,12 @@ def own_picture(extra: dict[str, Any], origin: int) -> Backdrop | None:
 
 
 def scene_backdrops(
-    ctx: AppContext, engine: Engine, business_id: int, params: GenerationParams, scenes
+    ctx: AppContext,
+    engine: Engine,
+    business_id: int,
+    params: GenerationParams,
+    scenes,
+    priority: Priority = Priority.INTERACTIVE,
 ) -> dict[int, Image.Image]:
     """Each of `scenes`' generated background by its place in the spot: the variant's own, or,
     for a scene regenerated on its own, the same prompt at that scene's seed. Brand cards need
@@ -466,7 +476,7 @@ def scene_backdrops(
             continue
         seed = scene_seed(params.extra, scene.origin, params.seed)
         if seed not in by_seed:
-            request = replace(stored_request(params), seed=seed)
+            request = replace(stored_request(params), seed=seed, priority=priority)
             made = background(ctx, engine, business_id, request)
             with (
                 ctx.tenant(business_id) as tenant,

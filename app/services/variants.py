@@ -28,6 +28,9 @@ class VariantCard:
     status: str
     error: str | None
     frame: Path | None  # the key frame, once made
+    # What a gallery shows of it, once its frame is made: its spot at a glance
+    # (`renders.keep_picture`), or the frame where none was drawn (a variant made before).
+    picture: Path | None
     seed: int
     prompt: str
     headline: str
@@ -69,21 +72,14 @@ def cards(
             personalized_only=personalized_only,
         )
         frames = tenant.variants.frames([v.id for v in chosen])
-        return [_card(tenant, v, names, frames.get(v.id)) for v in chosen]
+        return [_card(ctx, tenant, v, names, frames.get(v.id)) for v in chosen]
 
 
 def card(ctx: AppContext, business_id: int, variant_id: int) -> VariantCard:
     names = _names(ctx, business_id)
     with ctx.tenant(business_id) as tenant:
         frame = tenant.variants.frames([variant_id]).get(variant_id)
-        return _card(tenant, tenant.variants.get(variant_id), names, frame)
-
-
-def picture(ctx: AppContext, business_id: int, card: VariantCard) -> Path | None:
-    """What the gallery shows of a variant: its spot at a glance (`renders.keep_picture`),
-    else its key frame, once made."""
-    drawn = picture_path(ctx, business_id, card.id)
-    return drawn if drawn.exists() else card.frame
+        return _card(ctx, tenant, tenant.variants.get(variant_id), names, frame)
 
 
 def last_choice(ctx: AppContext, business_id: int, spot_id: int) -> tuple[list[str], list[str]]:
@@ -126,7 +122,7 @@ def lineage(ctx: AppContext, business_id: int, campaign_id: int) -> tuple[str, l
             stack = [(v, 1) for v in reversed(children.get(None, []))]
             while stack:  # depth first, oldest sibling first
                 v, depth = stack.pop()
-                c = _card(tenant, v, names, None)
+                c = _card(ctx, tenant, v, names, None)
                 rows.append(LineageRow(depth, f"{c.caption} ({c.status})", v.id))
                 stack += [(child, depth + 1) for child in reversed(children.get(v.id, []))]
             if not variants:
@@ -140,9 +136,12 @@ def _names(ctx: AppContext, business_id: int) -> tuple[dict[int, str], dict[int,
     return geographies, audiences
 
 
-def _card(tenant, v: Variant, names, frame_asset: int | None) -> VariantCard:
+def _card(ctx, tenant, v: Variant, names, frame_asset: int | None) -> VariantCard:
     geographies, audiences = names
-    frame = None if frame_asset is None else tenant.assets.path(frame_asset)
+    frame = picture = None
+    if frame_asset is not None:
+        frame, drawn = tenant.assets.path(frame_asset), picture_path(ctx, tenant.business.id, v)
+        picture = drawn if drawn.exists() else frame
     base = v.geography_id is None
     return VariantCard(
         v.id,
@@ -153,6 +152,7 @@ def _card(tenant, v: Variant, names, frame_asset: int | None) -> VariantCard:
         v.status.value,
         v.last_error,
         frame,
+        picture,
         v.seed,
         v.prompt,
         str(v.extra_params.get("copy", {}).get("headline", "")),

@@ -596,7 +596,7 @@ class Studio:
         """A spot opened again: the places and audiences of its newest run ticked again, so an
         owner back to add a place starts from what they chose (and sees its words per
         audience). A spot without variants leaves the ticks as they are."""
-        if spot_id in (None, ""):
+        if not spot_id:
             return gr.skip(), gr.skip()
         business = self.business(request)
         ticked = variants.last_choice(self.ctx, business, _id(spot_id, "spot"))
@@ -809,11 +809,10 @@ class Studio:
             geography=None if geography in (None, "", "All") else geography,
             audience=None if audience in (None, "", "All") else audience,
         )
-        shown = ((c, variants.picture(self.ctx, who.business_id, c)) for c in found)
         return [
-            (self._out(who, path, f"variant-{c.id}{path.suffix}"), c.caption)
-            for c, path in shown
-            if path is not None
+            (self._out(who, c.picture, f"variant-{c.id}{c.picture.suffix}"), c.caption)
+            for c in found
+            if c.picture is not None
         ]
 
     @friendly
@@ -844,7 +843,7 @@ class Studio:
         out: list = []
         for variant_id in (variant_a, variant_b):
             c = variants.card(self.ctx, who.business_id, _id(variant_id, "variant"))
-            shown = variants.picture(self.ctx, who.business_id, c)
+            shown = c.picture
             out += [
                 None if shown is None else self._out(who, shown, f"variant-{c.id}{shown.suffix}"),
                 f"**{md(c.caption)}**  \nHeadline: {md(c.headline)}",

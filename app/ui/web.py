@@ -68,18 +68,19 @@ COUNTERS = """() => {
 # browser's history (the studio is one page, so Back would otherwise leave it). Tabs are found
 # by their words: on a phone most are in the "More tabs" menu, as buttons without the tab role.
 STEPS_HISTORY = """() => {
-  const tabs = document.getElementById("steps");
+  const bar = document.querySelector("#steps .tab-wrapper");  // the tabs and "More tabs"
+  if (!bar) return;
   const current = () =>
-    tabs.querySelector('button[role="tab"][aria-selected="true"]')?.textContent.trim();
+    bar.querySelector('button[role="tab"][aria-selected="true"]')?.textContent.trim();
   history.replaceState({ step: current() }, "");
   new MutationObserver(() => {
     const step = current();
     if (step && history.state?.step !== step) history.pushState({ step }, "");
-  }).observe(tabs, { subtree: true, childList: true, attributes: true,
-                     attributeFilter: ["aria-selected"] });
+  }).observe(bar, { subtree: true, childList: true, attributes: true,
+                    attributeFilter: ["aria-selected"] });
   window.addEventListener("popstate", (event) => {
     const step = event.state?.step;
-    const button = [...tabs.querySelectorAll('button:not([tabindex="-1"])')]
+    const button = [...bar.querySelectorAll('button:not([tabindex="-1"])')]
       .find((b) => b.textContent.trim() === step);  // tabindex -1: Gradio's measuring copies
     if (button && current() !== step) button.click();
   });

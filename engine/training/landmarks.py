@@ -94,8 +94,21 @@ class _Canvas:
         return self.horizon + below_horizon * self.h
 
 
+@dataclass(frozen=True)
+class Scene:
+    image: Image.Image
+    # "L": where the sun or moon is seen (a clear sky's; 255 on its disc, not where a hill or a
+    # tower stands in front of it); None under cloud.
+    sun: Image.Image | None
+
+
 def draw(params: LandmarkParams, size: tuple[int, int] = TRAIN_SIZE) -> Image.Image:
     """The scene at `size` (width, height)."""
+    return draw_scene(params, size).image
+
+
+def draw_scene(params: LandmarkParams, size: tuple[int, int] = TRAIN_SIZE) -> Scene:
+    """The scene at `size`, and where its sun or moon is seen."""
     width, height = size
     scale = 2 if width <= 1024 else 1  # supersampled where pixels are few
     rng = np.random.default_rng(params.seed)
@@ -103,7 +116,7 @@ def draw(params: LandmarkParams, size: tuple[int, int] = TRAIN_SIZE) -> Image.Im
     canvas_size = (width * scale, height * scale)
     horizon = rng.uniform(*signature.horizon) * canvas_size[1]
     grain = np.random.default_rng([params.seed, 1])
-    image = _sky(params, canvas_size, horizon, rng, grain)
+    image, disc = _sky(params, canvas_size, horizon, rng, grain)
     canvas = _Canvas(
         image,
         ImageDraw.Draw(image),
@@ -116,9 +129,20 @@ def draw(params: LandmarkParams, size: tuple[int, int] = TRAIN_SIZE) -> Image.Im
     )
     for primitive, settings in signature.layers:
         PRIMITIVES[primitive](canvas, **settings)
+    sun = None if disc is None else _seen(image, *disc)
     if scale != 1:
         image = image.resize(size, Image.Resampling.LANCZOS)
-    return image
+        sun = None if sun is None else sun.resize(size, Image.Resampling.LANCZOS)
+    return Scene(image, sun)
+
+
+def _seen(image: Image.Image, box: tuple[float, ...], color: tuple[int, ...]) -> Image.Image:
+    """Where the disc drawn in `box` in `color` still shows once the scene is drawn over it
+    (its own flat colour, which nothing else is drawn in)."""
+    mask = Image.new("L", image.size, 0)
+    ImageDraw.Draw(mask).ellipse(box, fill=255)
+    shows = np.all(np.asarray(image) == color, axis=2)
+    return Image.fromarray(np.where(shows, np.asarray(mask), 0).astype(np.uint8))
 
 
 def sample_params(rng: np.random.Generator, seed: int) -> LandmarkParams:
@@ -133,7 +157,8 @@ def sample_params(rng: np.random.Generator, seed: int) -> LandmarkParams:
 # --- sky ------------------------------------------------------------------------------------
 
 
-def _sky(params, size, horizon, rng, grain) -> Image.Image:
+def _sky(params, size, horizon, rng, grain) -> tuple[Image.Image, tuple | None]:
+    """The sky, and its sun or moon's disc (its box and colour) under a clear one."""
     width, height = size
     top, low = (np.array(c, dtype=np.float32) for c in SKY[params.time])
     if params.weather == "cloudy":
@@ -157,19 +182,19 @@ def _sky(params, size, horizon, rng, grain) -> Image.Image:
             y, r, color = horizon - rng.uniform(0.03, 0.15) * height, height / 9, (255, 190, 90)
         else:
             y, r, color = rng.uniform(0.1, 0.25) * height, height / 20, (235, 235, 210)
-        d.ellipse((x - r, y - r, x + r, y + r), fill=color)
-    else:
-        clouds = Image.new("L", size, 0)
-        cd = ImageDraw.Draw(clouds)
-        for _ in range(int(rng.integers(10, 20))):
-            x, y = rng.uniform(-0.1, 1.0) * width, rng.uniform(0, max(horizon * 0.8, 1))
-            w, h = rng.uniform(0.15, 0.4) * width, rng.uniform(0.05, 0.14) * height
-            cd.ellipse((x, y, x + w, y + h), fill=int(rng.integers(150, 230)))
-        clouds = clouds.filter(ImageFilter.GaussianBlur(height / 40))
-        shade = {"day": (225, 225, 230), "golden": (200, 150, 130), "night": (60, 62, 75)}
-        image.paste(Image.new("RGB", size, shade[params.time]), (0, 0), clouds)
-        image = _cloud_deck(image, params, horizon)
-    return image
+        disc = (x - r, y - r, x + r, y + r), color
+        d.ellipse(disc[0], fill=color)
+        return image, disc
+    clouds = Image.new("L", size, 0)
+    cd = ImageDraw.Draw(clouds)
+    for _ in range(int(rng.integers(10, 20))):
+        x, y = rng.uniform(-0.1, 1.0) * width, rng.uniform(0, max(horizon * 0.8, 1))
+        w, h = rng.uniform(0.15, 0.4) * width, rng.uniform(0.05, 0.14) * height
+        cd.ellipse((x, y, x + w, y + h), fill=int(rng.integers(150, 230)))
+    clouds = clouds.filter(ImageFilter.GaussianBlur(height / 40))
+    shade = {"day": (225, 225, 230), "golden": (200, 150, 130), "night": (60, 62, 75)}
+    image.paste(Image.new("RGB", size, shade[params.time]), (0, 0), clouds)
+    return _cloud_deck(image, params, horizon), None
 
 
 # An overcast sky seen from below is a deck of cloud cells, not a smooth grey: thick cells

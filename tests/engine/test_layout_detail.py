@@ -71,3 +71,25 @@ def test_where_the_model_drew_the_windows_dimmer_no_dark_halo_rings_them():
     assert (
         abs((final[ring].mean() - final[wall].mean()) - (grey[ring].mean() - grey[wall].mean())) < 4
     )
+
+
+def test_a_clear_sky_s_sun_is_the_layout_s_whole_where_the_model_bit_it():
+    """landmark-dit draws the sun as a blob, often bitten by the sky's blue at one side; the
+    final shows the layout's disc wherever it is seen, and the hill in front of a low sun."""
+    for light, radius in (("day", SIZE[1] / 16), ("golden", SIZE[1] / 9)):
+        scene = Layout("San Francisco Bay Area", light, "clear").draw_scene(0, SIZE)
+        seen = np.asarray(scene.sun) > 0
+        ys, xs = np.nonzero(seen)
+        layout = np.asarray(scene.image, int)
+        picture = soft(scene.image)
+        bite = (xs.min() - 10, ys.min() - 10, xs.min() + 50, ys.min() + 50)
+        ImageDraw.Draw(picture).ellipse(bite, fill=(110, 150, 210))
+        final = np.asarray(with_layout_detail(picture, scene.image, scene.sun), int)
+        assert np.array_equal(final[seen], layout[seen])
+        bitten = np.asarray(with_layout_detail(picture, scene.image), int)
+        assert np.abs(bitten[seen] - layout[seen]).max() > 60  # as it was without the mask
+        whole = np.pi * radius**2
+        # By day the whole disc; at golden hour this one is half behind the hill, which stays.
+        assert (0.95 * whole < seen.sum() < 1.05 * whole) == (light == "day")
+        assert light == "day" or 0.2 * whole < seen.sum() < 0.6 * whole
+    assert Layout("San Francisco Bay Area", "day", "cloudy").draw_scene(0, SIZE).sun is None
