@@ -10,8 +10,6 @@ assets the approved preview used, so the final airs what was approved.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import statistics
 import tempfile
@@ -26,6 +24,7 @@ from app.services.cutouts import cutout
 from app.services.errors import Busy, UserError
 from app.services.jobs import Tallies, ensure_room
 from app.services.spots import resolved_brief, scene_visuals, uploaded_track
+from app.services.variants import picture_path
 from engine import Engine, Priority
 from storage import (
     GenerationParams,
@@ -33,7 +32,6 @@ from storage import (
     JobKey,
     JobQueue,
     RenderTier,
-    Variant,
     VariantStatus,
 )
 from templates.export import TIERS, frames_at, scene_stills, shaped
@@ -129,17 +127,6 @@ def keep_picture(ctx: AppContext, engine: Engine, business_id: int, variant_id: 
     finally:
         Path(partial).unlink(missing_ok=True)
     return path
-
-
-def picture_path(ctx: AppContext, business_id: int, variant: Variant) -> Path:
-    """Where the variant's picture is kept (`keep_picture`): a view of its row, not an asset,
-    but in the asset folder, which every node of a cluster shares; named by a digest of all
-    the row says it is made from, so a database restored or made anew over that folder never
-    finds another variant's picture under its id."""
-    made_from = json.dumps([variant.prompt, variant.seed, variant.extra_params], sort_keys=True)
-    digest = hashlib.sha256(made_from.encode()).hexdigest()[:16]
-    folder = ctx.settings.resolved_asset_dir / "variant-pictures" / str(business_id)
-    return folder / f"{variant.id}-{digest}.jpg"
 
 
 def _spot(

@@ -3,12 +3,13 @@ side, and a campaign's lineage tree (base creatives and what was personalized fr
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.services import library
-from app.services.renders import picture_path
 from storage import Variant
 from templates.spec import load_template
 
@@ -128,6 +129,17 @@ def lineage(ctx: AppContext, business_id: int, campaign_id: int) -> tuple[str, l
             if not variants:
                 rows.append(LineageRow(1, "no variants yet"))
         return campaign.name, rows
+
+
+def picture_path(ctx: AppContext, business_id: int, variant: Variant) -> Path:
+    """Where the variant's picture is kept (`keep_picture`): a view of its row, not an asset,
+    but in the asset folder, which every node of a cluster shares; named by a digest of all
+    the row says it is made from, so a database restored or made anew over that folder never
+    finds another variant's picture under its id."""
+    made_from = json.dumps([variant.prompt, variant.seed, variant.extra_params], sort_keys=True)
+    digest = hashlib.sha256(made_from.encode()).hexdigest()[:16]
+    folder = ctx.settings.resolved_asset_dir / "variant-pictures" / str(business_id)
+    return folder / f"{variant.id}-{digest}.jpg"
 
 
 def _names(ctx: AppContext, business_id: int) -> tuple[dict[int, str], dict[int, str]]:
