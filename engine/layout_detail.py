@@ -8,13 +8,21 @@ cannot invent the windows, lane lines and canopy the base never drew (docs/bench
 does carry them: the same procedural scene, at the same seed, drawn natively at 1920x1080. This
 is reference-based super-resolution in its simplest, deterministic form (detail transfer, as in
 Petschnigg et al., 2004, "Digital Photography with Flash and No-Flash Image Pairs", and the
-joint upsampling of Kopf et al., 2007): where the model's picture and the layout agree below
-`CUTOFF_LINES`, the final is the layout in the model's light (their difference, smoothed to
-`GRADE_LINES`, added back); where the model drew something else (a cab moved, a cloud added),
-the upscaler's own picture is kept, so no ghost of the layout shows. A clear sky's sun or moon
-is the layout's wherever it is seen: the model draws it as a blob, often bitten by the sky's
-blue at one side, which is a blemish, not something else drawn there. The layout is named by
-the request, so a variant's lineage re-renders its final bit for bit.
+joint upsampling of Kopf et al., 2007): where the model's picture agrees with its layout below
+`CUTOFF_LINES`, the final is the layout in the model's light (the picture's difference from
+the layout as it was given it, smoothed to `GRADE_LINES`, added back); where the model drew
+something else (a cab moved, a cloud added), the upscaler's own picture is kept, so no ghost of
+the layout shows. The picture agrees with its layout where it matches it as either size draws
+it: as it was given to the model, at the model's size, or as the final's size draws it. Detail
+only the final's size shows (a far town's lit windows, facets, a cloud deck's cells:
+`engine.training.landmarks._shows_fine`) is in no picture the model learned from, so it never
+draws it, which is no disagreement (judged against the final's size alone, the towns' lights,
+most of a night's detail, were dropped); a glint on water or a lit window is thicker at the
+model's size, where a pixel is 7.5 of the final's, and a model that drew it thinner drew what
+the final's size has (judged against the model's size alone, glints were dropped). A clear
+sky's sun or moon is the layout's wherever it is seen: the model draws it as a blob, often
+bitten by the sky's blue at one side, which is a blemish, not something else drawn there. The
+layout is named by the request, so a variant's lineage re-renders its final bit for bit.
 """
 
 from __future__ import annotations
@@ -45,26 +53,33 @@ GRADE_LINES = 16
 
 
 def with_layout_detail(
-    picture: Image.Image, layout: Image.Image, sun: Image.Image | None = None
+    picture: Image.Image, layout: Image.Image, given: Image.Image, sun: Image.Image | None = None
 ) -> Image.Image:
     """`picture` (the upscaler's final) as `layout` (the scene it was drawn from, drawn at the
-    same size) in the picture's light, where the two agree; the picture itself elsewhere; and
+    same size) in the picture's light, where the picture agrees with it or with `given` (that
+    scene as the model was given it, at the model's size); the picture itself elsewhere; and
     the layout's own sun or moon where `sun` (a mask) says it is seen."""
     drawn, reference = _tensor(picture), _tensor(layout)
-    distance = (_below(drawn, CUTOFF_LINES) - _below(reference, CUTOFF_LINES)).pow(2).mean(1, True)
+    asked = _enlarged(_tensor(given), drawn)
     agreement = F.avg_pool2d(
-        torch.exp(-((distance / TOLERANCE**2) ** 2)),
+        torch.maximum(_agreement(drawn, asked), _agreement(drawn, reference)),
         2 * SMOOTHING + 1,
         stride=1,
         padding=SMOOTHING,
         count_include_pad=False,
     )
-    regraded = reference + _agreeing_mean(drawn - reference, agreement)
+    regraded = reference + _agreeing_mean(drawn - asked, agreement)
     final = (agreement * regraded + (1 - agreement) * drawn).clamp(0, 1)
     if sun is not None:
         seen = torch.from_numpy(np.asarray(sun, dtype=np.float32) / 255)[None, None]
         final = seen * reference + (1 - seen) * final
     return Image.fromarray((final[0].permute(1, 2, 0) * 255).round().to(torch.uint8).numpy())
+
+
+def _agreement(drawn: torch.Tensor, layout: torch.Tensor) -> torch.Tensor:
+    """How nearly the two are the same below `CUTOFF_LINES`, per pixel: 1 alike, 0 not."""
+    distance = (_below(drawn, CUTOFF_LINES) - _below(layout, CUTOFF_LINES)).pow(2).mean(1, True)
+    return torch.exp(-((distance / TOLERANCE**2) ** 2))
 
 
 def _tensor(image: Image.Image) -> torch.Tensor:

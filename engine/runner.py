@@ -239,8 +239,10 @@ def _upscaled(model: LoadedModel, image: Image.Image, r: Resolved) -> Image.Imag
         )
     final = upscale(model.upscaler, image, (r.width, r.height))
     if layout := getattr(r.request, "layout", ""):
-        scene = Layout.parse(layout).draw_scene(r.request.seed, final.size)
-        return with_layout_detail(final, scene.image, scene.sun)
+        drawn_from = Layout.parse(layout)
+        scene = drawn_from.draw_scene(r.request.seed, final.size)
+        given = drawn_from.draw(r.request.seed, r.drawn_at)
+        return with_layout_detail(final, scene.image, given, scene.sun)
     return final
 
 

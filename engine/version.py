@@ -21,4 +21,6 @@
 # rock, and a crown at night is lit from above (it was a flat disc).
 # 0.4.7: a clear sky's sun or moon in a final is its layout's, whole (the model's blob of it
 # showed a bite of the sky's blue at one side).
-ENGINE_VERSION = "0.4.7"
+# 0.4.8: the model's picture agrees with its layout where it matches it as either size draws
+# it (a far town's lit windows, drawn at 1080p only, were taken for disagreement and dropped).
+ENGINE_VERSION = "0.4.8"

@@ -37,12 +37,17 @@ class VariantCard:
     headline: str
     role: str | None = None  # "retry" (made again after a check) or "edit" (the owner's words)
     personalized: bool = False  # made for a place and an audience (not a base, as briefed)
+    # A base the spot no longer airs: another background, scene order or scene picture was
+    # chosen after it (each makes a new base).
+    superseded: bool = False
 
     @property
     def caption(self) -> str:
-        """The variant in an owner's words: its place and audience, and what sets a retry or
-        an edit apart from the variant it came from (ids are the controls' values, not words)."""
-        return f"{self.geography} · {self.audience}{ROLE_WORDS.get(self.role, '')}"
+        """The variant in an owner's words: its place and audience, and what sets a retry, an
+        edit or an earlier version apart from the others (ids are the controls' values, not
+        words)."""
+        earlier = ", an earlier version" if self.superseded else ""
+        return f"{self.geography} · {self.audience}{ROLE_WORDS.get(self.role, '')}{earlier}"
 
 
 def cards(
@@ -73,14 +78,16 @@ def cards(
             personalized_only=personalized_only,
         )
         frames = tenant.variants.frames([v.id for v in chosen])
-        return [_card(ctx, tenant, v, names, frames.get(v.id)) for v in chosen]
+        base = tenant.variants.base_of(spot_id)
+        return [_card(ctx, tenant, v, names, frames.get(v.id), base) for v in chosen]
 
 
 def card(ctx: AppContext, business_id: int, variant_id: int) -> VariantCard:
     names = _names(ctx, business_id)
     with ctx.tenant(business_id) as tenant:
         frame = tenant.variants.frames([variant_id]).get(variant_id)
-        return _card(ctx, tenant, tenant.variants.get(variant_id), names, frame)
+        variant = tenant.variants.get(variant_id)
+        return _card(ctx, tenant, variant, names, frame, tenant.variants.base_of(variant.spot_id))
 
 
 def last_choice(ctx: AppContext, business_id: int, spot_id: int) -> tuple[list[str], list[str]]:
@@ -116,14 +123,14 @@ def lineage(ctx: AppContext, business_id: int, campaign_id: int) -> tuple[str, l
         for spot in tenant.campaigns.spots(campaign_id):
             name = load_template(spot.template_id).name
             rows.append(LineageRow(0, f"Spot · {name} · {spot.duration_s:g} s"))
-            variants = tenant.variants.list(spot.id)
+            variants, base = tenant.variants.list(spot.id), tenant.variants.base_of(spot.id)
             children: dict[int | None, list[Variant]] = {}
             for v in variants:
                 children.setdefault(v.parent_id, []).append(v)
             stack = [(v, 1) for v in reversed(children.get(None, []))]
             while stack:  # depth first, oldest sibling first
                 v, depth = stack.pop()
-                c = _card(ctx, tenant, v, names, None)
+                c = _card(ctx, tenant, v, names, None, base)
                 rows.append(LineageRow(depth, f"{c.caption} ({c.status})", v.id))
                 stack += [(child, depth + 1) for child in reversed(children.get(v.id, []))]
             if not variants:
@@ -148,7 +155,10 @@ def _names(ctx: AppContext, business_id: int) -> tuple[dict[int, str], dict[int,
     return geographies, audiences
 
 
-def _card(ctx, tenant, v: Variant, names, frame_asset: int | None) -> VariantCard:
+def _card(
+    ctx, tenant, v: Variant, names, frame_asset: int | None, current_base: Variant | None
+) -> VariantCard:
+    """`current_base`: the spot's base now; any other base is an earlier version."""
     geographies, audiences = names
     frame = picture = None
     if frame_asset is not None:
@@ -170,4 +180,5 @@ def _card(ctx, tenant, v: Variant, names, frame_asset: int | None) -> VariantCar
         str(v.extra_params.get("copy", {}).get("headline", "")),
         v.role,
         personalized=not base,
+        superseded=v.role == "base" and current_base is not None and v.id != current_base.id,
     )

@@ -73,8 +73,9 @@ def generated_pictures(pipe, seeds=GENERATED_SEEDS) -> list[tuple[LandmarkParams
 def final(model: SceneUpscaler, drawn: LandmarkParams, picture: Image.Image) -> Image.Image:
     """landmark-dit's `picture` of `drawn` as a final shows it: upscaled, with the fine detail
     of its layout (as `engine.runner` makes it)."""
-    scene = Layout(drawn.geography, drawn.time, drawn.weather).draw_scene(drawn.seed, HIGH)
-    return with_layout_detail(upscale(model, picture, HIGH), scene.image, scene.sun)
+    layout = Layout(drawn.geography, drawn.time, drawn.weather)
+    scene, given = layout.draw_scene(drawn.seed, HIGH), layout.draw(drawn.seed, picture.size)
+    return with_layout_detail(upscale(model, picture, HIGH), scene.image, given, scene.sun)
 
 
 def measure_generated(model: SceneUpscaler, generated, workers: int = 1) -> dict[str, list[int]]:

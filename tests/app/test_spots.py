@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 from skimage import data
 
-from app.services import UserError, businesses, library, renders, spots
+from app.services import UserError, businesses, library, renders, spots, variants
 from app.services.demo import BRIEF
 from app.services.errors import UploadRefused
 from app.services.spots import brief_of
@@ -150,6 +150,18 @@ def test_reorder_and_redraw_make_new_bases(ctx, business_ids, photo, engine):
         lineage = [v.id for v in tenant.variants.ancestors(redrawn)]
         assert lineage == [reordered, first]  # each edit under the one it changed
         assert tenant.variants.get(redrawn).extra_params["scene_seeds"] == {"0": 2}
+    # The gallery, the side-by-side's choices and the tree tell the versions apart.
+    captions = {c.id: c.caption for c in variants.cards(ctx, business, spot)}
+    assert captions == {
+        first: "as briefed · everyone, an earlier version",
+        reordered: "as briefed · everyone, an earlier version",
+        redrawn: "as briefed · everyone",
+    }
+    assert variants.card(ctx, business, first).caption == captions[first]
+    _, rows = variants.lineage(ctx, business, spots.spot_view(ctx, business, spot).campaign_id)
+    texts = {r.variant_id: r.text for r in rows}
+    assert texts[redrawn] == "as briefed · everyone (ready)"
+    assert texts[first] == "as briefed · everyone, an earlier version (planned)"  # never rendered
     # Only the redrawn scene changed: the opening differs, the offer (scene 2 now) does not.
     times = [1.75, 5.0]
     old, new = (
