@@ -8,12 +8,12 @@ detail, so one geography has many pictures. Everything is placed in fractions of
 drawn at the size asked (twice that, then downsampled, for small sizes), so a seed gives the
 same composition at 256x144 for training and at 1920x1080 for a look. At sizes that can show
 it (`_shows_fine`), grass, rock, snow, forest canopy, gravel, sand and water carry a hard-edged
-texture (`_texture`), raked harder by golden hour's low sun; a broadleaf crown is clumps of
-leaves lit from the sun, a conifer tiers of boughs, a palm fronds of leaflets; water mirrors what
-stands beyond it; a rocky crest has crags and its snow tongues down the gullies; a street has
-paving slabs, gritty asphalt and sealed cracks; towers show their floors and brick walls their
-courses; landmarks their make
-(a lattice, columns, a glass band, a shaded face); an overcast sky its deck of cloud cells; and
+texture (`_texture`), raked harder by golden hour's low sun and stronger near the camera (grass
+in slender blades); a broadleaf crown is clumps of leaves lit from the sun, a conifer tiers of
+boughs, a palm fronds of leaflets; water mirrors what stands beyond it; a rocky crest has crags,
+its snow tongues down the gullies and rock ribs through it; a street has paving slabs, gritty
+asphalt and sealed cracks; towers show their floors, brick walls their courses and row houses
+their sash windows; landmarks their make (a lattice, columns, a glass band, a shaded face); an overcast sky its deck of cloud cells; and
 at night the land its lit windows and a clear sky its fainter stars: the detail a 1080p
 photograph has and an upscaler must learn. At 256x144 it would be below a pixel, so it is not
 drawn and training's pictures are as they were. Sky and light follow `scenes.py` (same colours
@@ -297,6 +297,15 @@ def _polygon_below(
 RAKING = {"golden": 1.5}
 TEXTURES = {"rock": 0.28, "grass": 0.26, "canopy": 0.3, "gravel": 0.22, "sand": 0.12, "water": 0.2,
             "snow": 0.1, "asphalt": 0.07}  # fmt: skip
+# Near the camera a surface's relief shows more than far off, where the air between lowers its
+# contrast (aerial perspective): a sward's blades stand apart, wavelets show the sky and the
+# depths. The spread's growth from the horizon to the nearest ground (0.6 of the frame's height
+# under it): up to twice. Sand, gravel, snow and asphalt have grains under a pixel even there,
+# and a forest's crowns, a field of balls at twice, only half as much.
+NEARER = {"grass": 1.0, "water": 1.0, "rock": 1.0, "canopy": 0.5}
+# A grass blade near the camera is a few px wide and many times as tall: slender, so twice as
+# many as another surface's facets cover the sward.
+BLADES = 2
 FACET = 0.009  # a facet's size on the horizon, share of the height (x 0.6 to 2.1 below it)
 
 
@@ -340,16 +349,18 @@ def _texture(cv: _Canvas, outline, color, kind: str, haze=0.0, down_to: float | 
     while y < y1 - y0:
         depth = np.clip((y0 + y - cv.horizon) / cv.h, 0.0, 0.6)
         size = cv.h * FACET * (0.6 + 2.5 * depth) * (1 - 0.5 * haze)
-        count = int(1.4 * (x1 - x0) / size)
+        count = int(1.4 * (BLADES if kind == "grass" else 1) * (x1 - x0) / size)
         cxs = cv.grain.uniform(0, x1 - x0, count)
         cys = y + cv.grain.uniform(0, size, count)
         # Each facet's colour at once (a per-facet numpy call was a third of a scene's time).
-        fills = (base * cv.grain.uniform(1 - spread, 1 + spread, count)[:, None]).clip(0, 255)
+        strays = spread * (1 + NEARER.get(kind, 0.0) * depth / 0.6)
+        fills = (base * cv.grain.uniform(1 - strays, 1 + strays, count)[:, None]).clip(0, 255)
         radii = cv.grain.uniform(0.5, 1.0, count) * size
         for cx, cy, fill, r in zip(cxs, cys, map(tuple, fills.astype(int).tolist()), radii,
                                    strict=True):  # fmt: skip
             if kind == "grass":  # a blade, taller than wide
-                d.polygon([(cx - r * 0.3, cy), (cx + r * 0.3, cy), (cx, cy - 1.6 * r)], fill=fill)
+                w = r * 0.3 / BLADES
+                d.polygon([(cx - w, cy), (cx + w, cy), (cx, cy - 1.6 * r)], fill=fill)
             elif kind in ("rock", "snow"):  # an angular facet: a rock face, a wind-cut drift
                 a = cv.grain.uniform(0, 2 * np.pi, 3)
                 d.polygon([(cx + r * np.cos(t), cy + r * np.sin(t)) for t in sorted(a)], fill=fill)
@@ -431,11 +442,11 @@ def hills(
     crest = _crest(cv, ridge)
     if sharp:
         ridge = _crags(cv, ridge, crest)
-    _polygon_below(cv, ridge, _hazed(cv, color, haze), texture=texture, haze=haze,
-                   nearest=nearest)  # fmt: skip
+    rock = _hazed(cv, color, haze)  # once: lighting draws its jitter from the composition
+    _polygon_below(cv, ridge, rock, texture=texture, haze=haze, nearest=nearest)
     if snow:
         line = cv.y(at) - amp * cv.h * cv.zoom * 0.45
-        _snowcap(cv, np.arange(cv.w), ridge, line, snow, crest)
+        _snowcap(cv, np.arange(cv.w), ridge, line, snow, crest, rock)
 
 
 # A rocky range's crest where the size shows it: crags and notches, from tens of px down to a
@@ -466,11 +477,14 @@ def _crags(cv: _Canvas, ys: np.ndarray, stream: np.random.Generator) -> np.ndarr
     return ys - rise
 
 
-def _snowcap(cv, xs, ys, line, depth, stream: np.random.Generator | None = None) -> None:
+def _snowcap(cv, xs, ys, line, depth, stream: np.random.Generator | None = None,
+             rock=None) -> None:  # fmt: skip
     """White where the curve rises above `line`, `depth` (share of height) deep; with `stream`,
-    where the size shows it, in tongues down the gullies under that."""
+    where the size shows it, in tongues down the gullies under that, and broken by ribs of
+    `rock`."""
     cap = np.minimum(ys + depth * cv.h, np.maximum(line, ys))
-    if stream is not None and _shows_fine(cv.h):
+    fine = stream is not None and _shows_fine(cv.h)
+    if fine:
         gullies = _value_noise(stream, xs / (GULLY_WIDTH * cv.h), np.zeros(len(xs)))
         ragged = _value_noise(stream, xs / 6.0, np.zeros(len(xs)))  # px scale
         tongue = GULLY * cv.h * np.clip(gullies, 0, None) ** 1.5 + 3 * ragged
@@ -480,6 +494,33 @@ def _snowcap(cv, xs, ys, line, depth, stream: np.random.Generator | None = None)
     white = cv.lit((240, 244, 252))
     cv.draw.polygon(snow, fill=white)
     _texture(cv, snow, white, "snow")
+    if fine and rock is not None:
+        _ribs(cv, xs, ys, cap, rock, stream)
+
+
+# Rock ribs through a snowfield where the size shows them: the snow lies thin on the spurs
+# between couloirs, and their rock shows through from the crest down the fall line, 4 to 12 px
+# wide at 1080p and narrowing as the snow deepens below, each with a kink as a buttress has.
+RIB_EVERY = 0.03  # a rib per this share of the frame's height, across the snowfield
+
+
+def _ribs(cv: _Canvas, xs, ys, cap, rock, stream: np.random.Generator) -> None:
+    deep = np.flatnonzero(cap - ys > 12)  # px: shallower snow has no room for a rib
+    count = int(len(deep) / (RIB_EVERY * cv.h))
+    base = np.array(rock, np.float32)
+    for i in stream.choice(deep, size=count, replace=False) if count else ():
+        half = stream.uniform(2.0, 6.0)
+        # From the crest's lower side where the rib meets it, so that no rock stands in the sky.
+        x, top = float(xs[i]), float(ys[max(0, i - int(half)) : i + int(half) + 1].max())
+        length = (cap[i] - top) * stream.uniform(0.4, 1)
+        if length < 6:
+            continue
+        lean, kink = stream.uniform(-0.3, 0.3, 2) * length  # the fall line's slant; a buttress
+        fill = tuple((base * stream.uniform(0.7, 1.0)).astype(int).tolist())
+        outline = [(x - half, top), (x + half, top), (x + 0.5 * (lean + kink) + half * 0.6,
+                   top + length * 0.5), (x + lean, top + length),
+                   (x + 0.5 * (lean + kink) - half * 0.6, top + length * 0.5)]  # fmt: skip
+        cv.draw.polygon(outline, fill=fill)
 
 
 def _hazed(cv, color, haze):
@@ -517,9 +558,11 @@ def peak(cv, color, x=0.5, width=0.6, height=0.3, at=0.0, shape="cone", snow=0.0
     xs = np.arange(int(cx - half), int(cx + half) + 1)
     u = np.clip((xs - cx) / half, -1, 1)
     ys = cv.y(at) - PROFILES[shape](u) * height * cv.h * cv.zoom
-    _polygon_below(cv, ys, _hazed(cv, color, haze), float(xs[0]), texture=texture, haze=haze)
+    rock = _hazed(cv, color, haze)
+    _polygon_below(cv, ys, rock, float(xs[0]), texture=texture, haze=haze)
     if snow:
-        _snowcap(cv, xs, ys, cv.y(at) - height * cv.h * cv.zoom * 0.55, snow, _crest(cv, ys))
+        line = cv.y(at) - height * cv.h * cv.zoom * 0.55
+        _snowcap(cv, xs, ys, line, snow, _crest(cv, ys), rock)
 
 
 def water(cv, color, at=0.0, to=1.0, glints=40) -> None:
@@ -1117,6 +1160,8 @@ def _facade(cv, a, b, balconies, neon, brick, floors) -> None:
             trim = cv.lit((235, 230, 220)) if brick else None
             box = (min(x0, x1), y0, max(x0, x1), y1)
             cv.draw.rectangle(box, fill=LIT if lit else cv.lit((60, 70, 90)), outline=trim)
+            if brick:
+                _sash(cv, box, trim)
         if balconies and j in (1, 2):
             y = ta + (ba - ta) * (0.1 + j * step + step * 0.65)
             y2 = tb + (bb - tb) * (0.1 + j * step + step * 0.65)
@@ -1139,6 +1184,30 @@ def _facade(cv, a, b, balconies, neon, brick, floors) -> None:
         band = [(xa, ta + (ba - ta) * 0.8), (xb, tb + (bb - tb) * 0.8),
                 (xb, tb + (bb - tb) * 0.88), (xa, ta + (ba - ta) * 0.88)]  # fmt: skip
         cv.draw.polygon(band, fill=colors[int(cv.rng.integers(len(colors)))] if cv.night else color)
+
+
+# A brick row house's windows are sashes in white-painted frames, six panes over six (two over
+# two where the window is small): where the size shows them (panes of 6 px or more), the frame
+# and glazing bars, 3 px at least so the measure's 5x5 median keeps them (the frame's 1 px
+# outline, all training's size can draw, it drops).
+PANE = 6  # px: the smallest pane drawn
+
+
+def _sash(cv: _Canvas, box, trim) -> None:
+    x0, y0, x1, y1 = box
+    bar = max(3, round((x1 - x0) * 0.06))
+    cols = next((n for n in (3, 2) if (x1 - x0) / n >= PANE + bar), 0)
+    rows = next((n for n in (4, 2) if (y1 - y0) / n >= PANE + bar), 0)
+    if not _shows_fine(cv.h) or not (cols and rows):
+        return
+    cv.draw.rectangle(box, outline=trim, width=bar)
+    for k in range(1, cols):
+        x = x0 + (x1 - x0) * k / cols
+        cv.draw.rectangle((x - bar / 2, y0, x + bar / 2, y1), fill=trim)
+    for k in range(1, rows):  # the meeting rail, between the two sashes, wider
+        width = bar * (1.6 if 2 * k == rows else 1.0)
+        y = y0 + (y1 - y0) * k / rows
+        cv.draw.rectangle((x0, y - width / 2, x1, y + width / 2), fill=trim)
 
 
 COURSE = 0.006  # a brick course where a facade is nearest, share of the frame's height
