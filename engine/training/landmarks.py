@@ -13,10 +13,10 @@ in slender blades); a broadleaf crown is clumps of leaves lit from the sun, a co
 boughs, a palm fronds of leaflets; water mirrors what stands beyond it; a rocky crest has crags,
 its snow tongues down the gullies and rock ribs through it; a street has paving slabs, gritty
 asphalt and sealed cracks; towers show their floors, brick walls their courses and row houses
-their sash windows; landmarks their make (a lattice, columns, a glass band, a shaded face); an overcast sky its deck of cloud cells; and
-at night the land its lit windows and a clear sky its fainter stars: the detail a 1080p
-photograph has and an upscaler must learn. At 256x144 it would be below a pixel, so it is not
-drawn and training's pictures are as they were. Sky and light follow `scenes.py` (same colours
+their sash windows; landmarks their make (a lattice, columns, a glass band, a shaded face); an
+overcast sky its deck of cloud cells; and at night the land its lit windows and a clear sky its
+fainter stars: the detail a 1080p photograph has and an upscaler must learn. At 256x144 it would
+be below a pixel, so it is not drawn and training's pictures are as they were. Sky and light follow `scenes.py` (same colours
 per time of day, same dimming when cloudy).
 
 `python -m engine.training.landmark_report` measures how well the project's scene classifier
@@ -1186,8 +1186,8 @@ def _facade(cv, a, b, balconies, neon, brick, floors) -> None:
         cv.draw.polygon(band, fill=colors[int(cv.rng.integers(len(colors)))] if cv.night else color)
 
 
-# A brick row house's windows are sashes in white-painted frames, six panes over six (two over
-# two where the window is small): where the size shows them (panes of 6 px or more), the frame
+# A brick row house's windows are sashes in white-painted frames, six panes over six (fewer
+# where the window is small): where the size shows them (panes of 6 px or more), the frame
 # and glazing bars, 3 px at least so the measure's 5x5 median keeps them (the frame's 1 px
 # outline, all training's size can draw, it drops).
 PANE = 6  # px: the smallest pane drawn
