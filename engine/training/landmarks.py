@@ -16,8 +16,8 @@ asphalt and sealed cracks; towers show their floors, brick walls their courses a
 their sash windows; landmarks their make (a lattice, columns, a glass band, a shaded face); an
 overcast sky its deck of cloud cells; and at night the land its lit windows and a clear sky its
 fainter stars: the detail a 1080p photograph has and an upscaler must learn. At 256x144 it would
-be below a pixel, so it is not drawn and training's pictures are as they were. Sky and light follow `scenes.py` (same colours
-per time of day, same dimming when cloudy).
+be below a pixel, so it is not drawn and training's pictures are as they were. Sky and light
+follow `scenes.py` (same colours per time of day, same dimming when cloudy).
 
 `python -m engine.training.landmark_report` measures how well the project's scene classifier
 recognises each geography and writes the contact sheet.
