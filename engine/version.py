@@ -25,4 +25,6 @@
 # it (a far town's lit windows, drawn at 1080p only, were taken for disagreement and dropped).
 # 0.4.9: at 1080p a brick row house's windows are sashes, a snowfield shows rock ribs, and
 # grass, water, rock and canopy show more relief near the camera (grass in slender blades).
-ENGINE_VERSION = "0.4.9"
+# 0.4.10: at 1080p a night's towns lie where the land meets its floor (valley, shore, plain),
+# along streets, thinning up the slopes and towards the camera, from a random stream of their own.
+ENGINE_VERSION = "0.4.10"

@@ -70,6 +70,9 @@ class _Canvas:
     # from its own stream, leaving every other random choice, so the composition, the same at
     # any size.
     grain: np.random.Generator
+    # The night's lit windows, from a stream of their own: a change to the facets under them
+    # does not move the towns.
+    lamps: np.random.Generator
 
     @property
     def w(self) -> int:
@@ -126,6 +129,7 @@ def draw_scene(params: LandmarkParams, size: tuple[int, int] = TRAIN_SIZE) -> Sc
         offset=float(rng.uniform(-0.12, 0.12)),
         zoom=float(rng.uniform(0.85, 1.2)),
         grain=grain,
+        lamps=np.random.default_rng([params.seed, 8]),
     )
     for primitive, settings in signature.layers:
         PRIMITIVES[primitive](canvas, **settings)
@@ -286,7 +290,7 @@ def _polygon_below(
     cv.draw.polygon(outline, fill=color)
     if texture:
         foot = cv.h if nearest else float(np.max(ys)) + 0.12 * cv.h
-        _texture(cv, outline, color, texture, haze, down_to=foot)
+        _texture(cv, outline, color, texture, haze, down_to=foot, floor=float(np.max(ys)))
 
 
 # Surface textures: how far a facet's brightness strays from its surface's colour. Facets are
@@ -316,20 +320,24 @@ def _shows_fine(height: float) -> bool:
     return FACET * 0.6 * height >= 2
 
 
-# At night the land's detail is its lights: clusters of windows and street lamps, per 100 x 100
-# px at 1080p near the horizon, fewer towards the camera (towns in valleys and on desert floors,
-# a few cabins in forest, hardly any on rock).
-# Like facets they are drawn only at sizes that show them, and at least 4 px, so that the
-# measure's 5x5 median keeps them.
-NIGHT_LIGHTS = {"gravel": 2.0, "grass": 1.2, "canopy": 0.5, "rock": 0.1}
+# At night the land's detail is its lights: towns of lit windows and street lamps along their
+# streets, clusters per 100 x 100 px at 1080p where a surface meets its floor (the valley, the
+# shore, the plain), thinning up the slope above it and towards the camera, so a range's flanks
+# and the foreground field stay dark. Fewer on forest than on open land or a desert floor; rock
+# as its foot's plain, since only its foot keeps them. Like facets they are drawn only at sizes
+# that show them, and at least 4 px, so that the measure's 5x5 median keeps them.
+NIGHT_LIGHTS = {"gravel": 12.0, "grass": 7.0, "canopy": 3.0, "rock": 3.0}
+LIGHTS_UPHILL = 0.05  # up a slope from its floor, share of the height, where towns thin to 1/e
+LIGHTS_NEARER = 0.05  # below the horizon (towards the camera), likewise
 LIGHT_COLORS = ((255, 214, 130), (255, 240, 205), (255, 170, 80))  # tungsten, LED, sodium
 
 
 def _texture(cv: _Canvas, outline, color, kind: str, haze=0.0, down_to: float | None = None,
-             lights=True):  # fmt: skip
+             lights=True, floor: float | None = None):  # fmt: skip
     """Hard-edged facets of `color`, brighter and darker, inside the polygon `outline` (down to
     `down_to`); `haze` (distance) makes them smaller and fainter. At night, with `lights`, the
-    land's lit windows too."""
+    land's lit windows too, in towns on its `floor` (a y: where a slope rises from; the
+    horizon if not given)."""
     if not _shows_fine(cv.h):
         return
     xs, ys = [p[0] for p in outline], [p[1] for p in outline]
@@ -371,37 +379,50 @@ def _texture(cv: _Canvas, outline, color, kind: str, haze=0.0, down_to: float | 
                 d.ellipse((cx - r, cy - r * flat, cx + r, cy + r * flat), fill=fill)
         y += size * 0.7
     if lights and cv.night and kind in NIGHT_LIGHTS:
-        _lights(cv, d, np.asarray(mask) > 0, (x0, y0), NIGHT_LIGHTS[kind], haze)
+        floor = cv.horizon if floor is None else floor
+        _lights(cv, d, np.asarray(mask) > 0, (x0, y0), NIGHT_LIGHTS[kind], haze, floor)
     cv.image.paste(layer, (x0, y0), mask)
 
 
-def _lights(cv: _Canvas, d: ImageDraw.ImageDraw, inside: np.ndarray, origin, density, haze):
-    """Clusters of lit windows and lamps on a surface at night (`inside`: its mask, drawn on `d`
-    whose top-left is `origin` in the frame); smaller and dimmer with depth and haze."""
+def _lights(cv: _Canvas, d: ImageDraw.ImageDraw, inside: np.ndarray, origin, density, haze,
+            floor: float):  # fmt: skip
+    """Towns of lit windows and lamps on a surface at night (`inside`: its mask, drawn on `d`
+    whose top-left is `origin` in the frame), on its `floor` (a y) and thinning up the slope
+    above it: a town's lights lie along a few streets, smaller and dimmer with depth and haze."""
     rows, cols = inside.shape
+    lamps = cv.lamps
     clusters = int(density * inside.sum() / (cv.h * 0.093) ** 2)  # 100 px at 1080p
-    for cx, cy in zip(cv.grain.uniform(0, cols, clusters), cv.grain.uniform(0, rows, clusters),
+    for cx, cy in zip(lamps.uniform(0, cols, clusters), lamps.uniform(0, rows, clusters),
                       strict=True):  # fmt: skip
-        depth = np.clip((origin[1] + cy - cv.horizon) / cv.h, 0.0, 0.6)
-        # Towns in the distance, hardly any near the camera (no lights in the foreground field).
-        if not inside[int(cy), int(cx)] or cv.grain.uniform() > np.exp(-depth / 0.12):
+        y = origin[1] + cy
+        below = (y - cv.horizon) / cv.h  # under the horizon, share of the height
+        uphill = max(0.0, floor - y) / cv.h
+        likely = np.exp(-max(0.0, below) / LIGHTS_NEARER - uphill / LIGHTS_UPHILL)
+        if not inside[int(cy), int(cx)] or lamps.uniform() > likely:
             continue
+        depth = np.clip(below, 0.0, 0.6)
         size = max(4.0, cv.h * 0.004 * (0.6 + 2.5 * depth) * (1 - 0.5 * haze))
-        spread = size * cv.grain.uniform(3, 9)  # a hamlet to a town
-        for _ in range(int(cv.grain.integers(3, 14))):
-            x, y = cx + cv.grain.normal(0, spread), cy + cv.grain.normal(0, spread * 0.4)
-            if not (0 <= x < cols and 0 <= y < rows and inside[int(y), int(x)]):
-                continue
-            glow = np.array(LIGHT_COLORS[int(cv.grain.integers(len(LIGHT_COLORS)))], np.float32)
-            fill = tuple(int(c) for c in glow * (1 - 0.6 * haze) * cv.grain.uniform(0.75, 1.0))
-            d.rectangle((x, y, x + size * cv.grain.uniform(1, 1.8), y + size), fill=fill)
+        spread = size * lamps.uniform(3, 9)  # a hamlet to a town
+        for _ in range(int(lamps.integers(1, 4))):  # its streets, nearly level in perspective
+            y0 = cy + lamps.normal(0, spread * 0.3)
+            tilt, gap = lamps.normal(0, 0.08), size * lamps.uniform(1.8, 3.5)
+            reach = spread * lamps.uniform(0.5, 1.5)
+            for x in np.arange(cx - reach, cx + reach, gap):
+                y = y0 + tilt * (x - cx)
+                if lamps.uniform() < 0.3 or not (0 <= x < cols and 0 <= y < rows):
+                    continue  # a dark house
+                if not inside[int(y), int(x)]:
+                    continue
+                glow = np.array(LIGHT_COLORS[int(lamps.integers(len(LIGHT_COLORS)))], np.float32)
+                fill = tuple(int(c) for c in glow * (1 - 0.6 * haze) * lamps.uniform(0.75, 1.0))
+                d.rectangle((x, y, x + size * lamps.uniform(1, 1.8), y + size), fill=fill)
 
 
 def ground(cv: _Canvas, color, at: float = 0.0, texture: str = "grass") -> None:
     top, lit = cv.y(at), cv.lit(color, 0.08)
     outline = [(0, top), (cv.w, top), (cv.w, cv.h), (0, cv.h)]
     cv.draw.polygon(outline, fill=lit)
-    _texture(cv, outline, lit, texture)
+    _texture(cv, outline, lit, texture, floor=top)
     if texture == "grass" and at > 0:
         _fringe(cv, top, lit)
 

@@ -81,6 +81,22 @@ def test_a_cloudy_night_at_1080p_carries_its_lights():
     assert effective_lines(large) >= 200
 
 
+def test_at_night_towns_lie_on_valley_floors_and_the_foreground_stays_dark():
+    # A town's lit windows were scattered over any surface down to the frame's bottom, a few
+    # clusters each: Portland's and Anchorage's cloudy nights carried 346 and 466 lines, and
+    # lights shone in the near field (Burlington's bottom tenth had 1092 lit pixels). Now towns
+    # sit where the land meets its floor, along streets, and the near field is dark.
+    for place in ("Portland", "Anchorage"):
+        large = draw(LandmarkParams(place, "night", "cloudy", 0), (1920, 1080))
+        assert effective_lines(large) >= 560
+    dark_near = {"Burlington": "cloudy", "Portland": "cloudy", "Salt Lake City": "clear",
+                 "San Francisco Bay Area": "clear"}  # fmt: skip
+    for place, weather in dark_near.items():
+        pixels = np.asarray(draw(LandmarkParams(place, "night", weather, 0), (1920, 1080)), int)
+        lit = (pixels[..., 0] > 180) & (pixels[..., 0] - pixels[..., 2] > 40)
+        assert lit[972:].sum() == 0, place
+
+
 def test_at_1080p_towers_show_their_floors_brick_its_courses_and_golden_light_the_relief():
     # Flat faces and golden hour's dimmed texture were the thinnest pictures (499, 354 and 240
     # lines before towers had floors, brick walls courses and the low sun raked the ridges).
