@@ -9,7 +9,8 @@ The owner's words are theirs: nothing proposed airs unless they accept it.
   tell the viewer something the business did not say.
 - Tone proposes the headline's punctuation (energetic ends with "!", calm and reassuring
   never shout); offer emphasis proposes the audience's reason to buy in front of the offer
-  ("Best value: 20 % off"), from a fixed phrase per emphasis.
+  ("Best value: 20 % off"), from a fixed phrase per emphasis, or its shorter one ("Value:")
+  where the template's offer has less room.
 - Given the template, a proposed line that would not fit it is not proposed: the owner's
   words stand.
 - The owner accepts a proposal or writes a line of their own, per audience and slot (`decide`);
@@ -38,15 +39,16 @@ if TYPE_CHECKING:
 
 SLOTS = ("headline", "offer")  # the only lines proposed, and chosen per audience
 
+# Each emphasis's lead, then a shorter one for a template whose offer has less room.
 EMPHASIS = {
-    "performance": "Made to perform",
-    "value": "Best value",
-    "comfort": "Comfort first",
-    "time": "Save hours",
-    "durability": "Built to last",
-    "experience": "Made for tonight",
-    "safety": "Safe and sound",
-    "quality": "Quality you can feel",
+    "performance": ("Made to perform", "Go faster"),
+    "value": ("Best value", "Value"),
+    "comfort": ("Comfort first", "Comfort"),
+    "time": ("Save hours", "Quick"),
+    "durability": ("Built to last", "Tough"),
+    "experience": ("Made for tonight", "Tonight"),
+    "safety": ("Safe and sound", "Safe"),
+    "quality": ("Quality you can feel", "Quality"),
 }
 LOUD_TONES = {"energetic", "playful", "bold", "adventurous"}
 QUIET_TONES = {"calm", "reassuring", "gentle", "warm"}
@@ -64,17 +66,20 @@ def proposals(
 ) -> list[Proposal]:
     """A proposal for each of SLOTS the brief has words in (fitted to `template` if given)."""
     rules = {
-        "headline": _headline(brief.headline, audience.tone),
-        "offer": _offer(brief.offer, audience.offer_emphasis),
+        "headline": [_headline(brief.headline, audience.tone)],
+        "offer": _offers(brief.offer, audience.offer_emphasis),
     }
     found = []
     for slot in SLOTS:
-        yours, proposed = getattr(brief, slot), rules[slot]
+        yours = getattr(brief, slot)
         if not yours:
             continue  # nothing of the owner's to propose from
-        if template is not None and not _fits(template, brief.model_copy(update={slot: proposed})):
-            proposed = yours
-        found.append(Proposal(slot, yours, proposed))
+        fitting = (
+            line
+            for line in rules[slot]
+            if template is None or _fits(template, brief.model_copy(update={slot: line}))
+        )
+        found.append(Proposal(slot, yours, next(fitting, yours)))
     return found
 
 
@@ -162,9 +167,9 @@ def _fits(template: Template, brief: Brief) -> bool:
         return False
 
 
-def _offer(offer: str, emphasis: str) -> str:
-    lead = EMPHASIS.get(emphasis)
-    return f"{lead}: {offer}" if offer and lead else offer
+def _offers(offer: str, emphasis: str) -> list[str]:
+    """The offer with the emphasis's lead in front, longest first."""
+    return [f"{lead}: {offer}" for lead in EMPHASIS.get(emphasis, ())] or [offer]
 
 
 def _headline(headline: str, tone: str) -> str:

@@ -73,11 +73,21 @@ def test_every_proposal_fits_every_template_else_the_owner_s_words_stand(ctx, bu
             template = load_template(template_id)
             proposed = {p.slot: p.proposed for p in proposals(BRIEF, audience, template)}
             build_storyboard(template, aired(BRIEF, audience, proposed))  # no CopyError
-    families = audiences(ctx, business_ids[0])["Families"]
-    # "Best value: 20 % off this week" is 30 characters; seasonal-sale's offer holds 28.
-    assert proposals(BRIEF, families)[1].proposed == "Best value: 20 % off this week"
-    fitted = proposals(BRIEF, families, load_template("seasonal-sale"))[1]
-    assert (fitted.slot, fitted.proposed) == ("offer", BRIEF.offer)
+    built_in = audiences(ctx, business_ids[0])
+    # "Best value: 20 % off this week" is 30 characters; seasonal-sale's offer holds 28, so
+    # the shorter lead is proposed there; where neither fits, the owner's words stand.
+    assert proposals(BRIEF, built_in["Families"])[1].proposed == "Best value: 20 % off this week"
+    seasonal = load_template("seasonal-sale")
+    fitted = proposals(BRIEF, built_in["Families"], seasonal)[1]
+    assert (fitted.slot, fitted.proposed) == ("offer", "Value: 20 % off this week")
+    long_offer = BRIEF.model_copy(update={"offer": "20 % off all week long"})  # 22 of 28
+    assert proposals(long_offer, built_in["Families"], seasonal)[1].proposed == long_offer.offer
+    # Audiences that stress different things are offered different lines in every template.
+    for template_id in template_ids():
+        offers = {
+            proposals(BRIEF, a, load_template(template_id))[1].proposed for a in built_in.values()
+        }
+        assert len(offers) == len({a.offer_emphasis for a in built_in.values()}), template_id
 
 
 def test_the_owner_s_choices_are_checked_stored_per_audience_and_theirs_alone(ctx, business_ids):
