@@ -394,9 +394,8 @@ def _lights(cv: _Canvas, d: ImageDraw.ImageDraw, inside: np.ndarray, origin, den
     clusters = int(density * inside.sum() / (cv.h * 0.093) ** 2)  # 100 px at 1080p
     for cx, cy in zip(lamps.uniform(0, cols, clusters), lamps.uniform(0, rows, clusters),
                       strict=True):  # fmt: skip
-        y = origin[1] + cy
-        below = (y - cv.horizon) / cv.h  # under the horizon, share of the height
-        uphill = max(0.0, floor - y) / cv.h
+        below = (origin[1] + cy - cv.horizon) / cv.h  # under the horizon, share of the height
+        uphill = max(0.0, floor - origin[1] - cy) / cv.h
         likely = np.exp(-max(0.0, below) / LIGHTS_NEARER - uphill / LIGHTS_UPHILL)
         if not inside[int(cy), int(cx)] or lamps.uniform() > likely:
             continue
@@ -409,9 +408,8 @@ def _lights(cv: _Canvas, d: ImageDraw.ImageDraw, inside: np.ndarray, origin, den
             reach = spread * lamps.uniform(0.5, 1.5)
             for x in np.arange(cx - reach, cx + reach, gap):
                 y = y0 + tilt * (x - cx)
-                if lamps.uniform() < 0.3 or not (0 <= x < cols and 0 <= y < rows):
-                    continue  # a dark house
-                if not inside[int(y), int(x)]:
+                dark = lamps.uniform() < 0.3  # a house with its lights off
+                if dark or not (0 <= x < cols and 0 <= y < rows and inside[int(y), int(x)]):
                     continue
                 glow = np.array(LIGHT_COLORS[int(lamps.integers(len(LIGHT_COLORS)))], np.float32)
                 fill = tuple(int(c) for c in glow * (1 - 0.6 * haze) * lamps.uniform(0.75, 1.0))
