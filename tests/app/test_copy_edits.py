@@ -140,8 +140,8 @@ def test_the_page_shows_each_audience_s_words_and_airs_what_the_owner_chose(
     assert rows == [
         ["Young runners", "headline", "Fresh espresso, fast", "Fresh espresso, fast!",
          "Fresh espresso, fast"],
-        ["Young runners", "offer", "20 % off this week", "20 % off this week",  # proposal too long
-         "20 % off this week"],
+        ["Young runners", "offer", "20 % off this week",  # the shorter lead: the longer is too long
+         "Go faster: 20 % off this week", "20 % off this week"],
     ]  # fmt: skip
     # An API client that does not send the table airs what was chosen (nothing: their words).
     *_, run, _ = studio.make_variants(spot, ["Miami"], ["Young runners"], None, request)
@@ -150,7 +150,10 @@ def test_the_page_shows_each_audience_s_words_and_airs_what_the_owner_chose(
     # "Use the proposals", then Make variants: the table is saved, and airs.
     *_, run, _ = studio.make_variants(spot, ["Miami"], ["Young runners"], proposals_air(rows),
                                       request)  # fmt: skip
-    assert aired(ctx, business, run)["Young runners"]["headline"] == "Fresh espresso, fast!"
+    chosen = aired(ctx, business, run)["Young runners"]
+    assert (chosen["headline"], chosen["offer"]) == (
+        "Fresh espresso, fast!", "Go faster: 20 % off this week",
+    )  # fmt: skip
     assert studio.copy_proposals(spot, ["Young runners"], request)[0][4] == "Fresh espresso, fast!"
 
     mine = [["Young runners", "headline", "", "", "<b>Espresso</b> for runners"]]
