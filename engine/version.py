@@ -27,4 +27,6 @@
 # grass, water, rock and canopy show more relief near the camera (grass in slender blades).
 # 0.4.10: at 1080p a night's towns lie where the land meets its floor (valley, shore, plain),
 # along streets, thinning up the slopes and towards the camera, from a random stream of their own.
-ENGINE_VERSION = "0.4.10"
+# 0.4.11: at 1080p Broadway's signs carry their words and bulbs, a near sward's blades stand
+# wider and in deeper shade, and wooded valleys and a range's foot hold twice the towns.
+ENGINE_VERSION = "0.4.11"

@@ -25,11 +25,12 @@ recognises each geography and writes the contact sheet.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFilter
+from PIL import Image, ImageDraw, ImageFilter, ImageFont
 from scipy import ndimage
 
 from engine.training.scenes import SKY, TIMES, WEATHER, _lit, _ridge
@@ -305,11 +306,18 @@ TEXTURES = {"rock": 0.28, "grass": 0.26, "canopy": 0.3, "gravel": 0.22, "sand": 
 # contrast (aerial perspective): a sward's blades stand apart, wavelets show the sky and the
 # depths. The spread's growth from the horizon to the nearest ground (0.6 of the frame's height
 # under it): up to twice. Sand, gravel, snow and asphalt have grains under a pixel even there,
-# and a forest's crowns, a field of balls at twice, only half as much.
-NEARER = {"grass": 1.0, "water": 1.0, "rock": 1.0, "canopy": 0.5}
+# and a forest's crowns, a field of balls at twice, only half as much. A sward's most: looked
+# into from nearby, its lit blades stand over the shade between them (up to five times).
+NEARER = {"grass": 4.0, "water": 1.0, "rock": 1.0, "canopy": 0.5}
 # A grass blade near the camera is a few px wide and many times as tall: slender, so twice as
 # many as another surface's facets cover the sward.
 BLADES = 2
+# and, seen from nearer, wider: at the nearest ground three times a far blade's width for its
+# height (else the measure's 5x5 median drops the near sward's blades as it does far ones).
+BLADE_WIDENS = 2.0
+# The shade in a surface's relief is lit by the sky: no facet darker than this share of its
+# surface's colour, however far its spread reaches (near grass in low sun went black).
+SHADE_FLOOR = 0.35
 FACET = 0.009  # a facet's size on the horizon, share of the height (x 0.6 to 2.1 below it)
 
 
@@ -323,10 +331,11 @@ def _shows_fine(height: float) -> bool:
 # At night the land's detail is its lights: towns of lit windows and street lamps along their
 # streets, clusters per 100 x 100 px at 1080p where a surface meets its floor (the valley, the
 # shore, the plain), thinning up the slope above it and towards the camera, so a range's flanks
-# and the foreground field stay dark. Fewer on forest than on open land or a desert floor; rock
-# as its foot's plain, since only its foot keeps them. Like facets they are drawn only at sizes
-# that show them, and at least 4 px, so that the measure's 5x5 median keeps them.
-NIGHT_LIGHTS = {"gravel": 12.0, "grass": 7.0, "canopy": 3.0, "rock": 3.0}
+# and the foreground field stay dark. Most on a desert floor; nearly as many in a wooded valley
+# or at a range's foot as on open land (at half, Vermont's and Alaska's cloudy nights were dark
+# hills with a few hamlets). Like facets they are drawn only at sizes that show them, and at
+# least 4 px, so that the measure's 5x5 median keeps them.
+NIGHT_LIGHTS = {"gravel": 12.0, "grass": 7.0, "canopy": 6.0, "rock": 5.0}
 LIGHTS_UPHILL = 0.05  # up a slope from its floor, share of the height, where towns thin to 1/e
 LIGHTS_NEARER = 0.05  # below the horizon (towards the camera), likewise
 LIGHT_COLORS = ((255, 214, 130), (255, 240, 205), (255, 170, 80))  # tungsten, LED, sodium
@@ -362,12 +371,13 @@ def _texture(cv: _Canvas, outline, color, kind: str, haze=0.0, down_to: float | 
         cys = y + cv.grain.uniform(0, size, count)
         # Each facet's colour at once (a per-facet numpy call was a third of a scene's time).
         strays = spread * (1 + NEARER.get(kind, 0.0) * depth / 0.6)
-        fills = (base * cv.grain.uniform(1 - strays, 1 + strays, count)[:, None]).clip(0, 255)
+        shades = np.maximum(cv.grain.uniform(1 - strays, 1 + strays, count), SHADE_FLOOR)
+        fills = (base * shades[:, None]).clip(0, 255)
         radii = cv.grain.uniform(0.5, 1.0, count) * size
         for cx, cy, fill, r in zip(cxs, cys, map(tuple, fills.astype(int).tolist()), radii,
                                    strict=True):  # fmt: skip
             if kind == "grass":  # a blade, taller than wide
-                w = r * 0.3 / BLADES
+                w = r * 0.3 / BLADES * (1 + BLADE_WIDENS * depth / 0.6)
                 d.polygon([(cx - w, cy), (cx + w, cy), (cx, cy - 1.6 * r)], fill=fill)
             elif kind in ("rock", "snow"):  # an angular facet: a rock face, a wind-cut drift
                 a = cv.grain.uniform(0, 2 * np.pi, 3)
@@ -1198,11 +1208,54 @@ def _facade(cv, a, b, balconies, neon, brick, floors) -> None:
         xm = (xa + xb) / 2
         ym = (ta + ba) / 2
         sw, sh = abs(xb - xa) * 0.45, abs(ba - ta) * 0.7
-        cv.draw.rectangle((xm - sw / 2, ym - sh / 2, xm + sw / 2, ym + sh / 2), fill=color)
+        sign = (xm - sw / 2, ym - sh / 2, xm + sw / 2, ym + sh / 2)
+        cv.draw.rectangle(sign, fill=color)
         # The marquee over the door, the length of the facade.
         band = [(xa, ta + (ba - ta) * 0.8), (xb, tb + (bb - tb) * 0.8),
                 (xb, tb + (bb - tb) * 0.88), (xa, ta + (ba - ta) * 0.88)]  # fmt: skip
         cv.draw.polygon(band, fill=colors[int(cv.rng.integers(len(colors)))] if cv.night else color)
+        _sign_words(cv, sign, color, marquee=(band[0], band[1], (ba - ta) * 0.08))
+
+
+# Broadway's signs are words in lights: where the size shows them, a blade sign carries its
+# word in stacked capitals inside a rim of bulbs, and the marquee a row of bulbs (at least
+# `BULB`, so that the measure's 5x5 median keeps them). Painted dark on the sign by day, lit
+# at night; the words and bulbs are the night's lights, drawn from their stream.
+SIGN_WORDS = ("BAR", "LIVE", "HONKY TONK", "SALOON", "BBQ", "BOOTS", "MUSIC", "TAVERN")
+BULB = 5.0  # px: a bulb's smallest width
+BULB_LIGHT = (255, 236, 180)
+
+
+def _sign_words(cv: _Canvas, sign, color, marquee) -> None:
+    if not _shows_fine(cv.h):
+        return
+    x0, y0, x1, y1 = sign
+    bulb = max(BULB, (x1 - x0) * 0.06)
+    (ma, ya), (mb, yb), band = marquee
+    if x1 - x0 < 6 * bulb:  # far down the street: a blur of light at this size
+        return
+    ring = [(x, y) for x in np.arange(x0 + bulb, x1 - bulb / 2, 2.2 * bulb) for y in (y0, y1)]
+    ring += [(x, y) for y in np.arange(y0 + bulb, y1 - bulb / 2, 2.2 * bulb) for x in (x0, x1)]
+    ring += [(ma + (mb - ma) * t, ya + (yb - ya) * t + band / 2)
+             for t in np.arange(0.5 / 12, 1, 1 / 12)]  # fmt: skip
+    for x, y in ring:
+        cv.draw.ellipse((x - bulb / 2, y - bulb / 2, x + bulb / 2, y + bulb / 2), fill=BULB_LIGHT)
+    word = SIGN_WORDS[int(cv.lamps.integers(len(SIGN_WORDS)))].replace(" ", "")
+    size = int(min((x1 - x0 - 2 * bulb) * 0.8, (y1 - y0 - 2 * bulb) / len(word) * 0.95))
+    if size < 3 * BULB:
+        return
+    ink = (255, 250, 235) if cv.night else _scaled(color, 0.3)
+    step = (y1 - y0 - 2 * bulb) / len(word)
+    for i, letter in enumerate(word):
+        xy = ((x0 + x1) / 2, y0 + bulb + (i + 0.5) * step)
+        # Heavy strokes, as a sign's letters are: thin ones the measure's median would drop.
+        cv.draw.text(xy, letter, fill=ink, font=_font(size), anchor="mm",
+                     stroke_width=max(1, size // 12), stroke_fill=ink)  # fmt: skip
+
+
+@functools.cache
+def _font(size: int) -> ImageFont.FreeTypeFont:
+    return ImageFont.load_default(size)
 
 
 # A brick row house's windows are sashes in white-painted frames, six panes over six (fewer

@@ -12,7 +12,7 @@ from PIL import Image, ImageFilter
 
 from engine.detail import effective_lines
 from engine.training.landmark_report import recognition
-from engine.training.landmarks import SIGNATURES, LandmarkParams, draw
+from engine.training.landmarks import BULB_LIGHT, SIGNATURES, LandmarkParams, draw
 from engine.training.scenes import TIMES, WEATHER
 
 CATALOG = Path(__file__).parents[2] / "app/services/catalog/geographies.toml"
@@ -125,6 +125,26 @@ def test_at_1080p_row_houses_have_sashes_snowfields_ribs_and_near_ground_its_rel
                 ("Anchorage", "golden", "cloudy", 0): 700}  # fmt: skip
     for params, lines in thinnest.items():
         assert effective_lines(draw(LandmarkParams(*params), (1920, 1080))) >= lines, params
+
+
+def test_at_1080p_broadway_signs_read_near_grass_stands_in_shade_and_wooded_valleys_have_towns():
+    # The thinnest finals left: Nashville's blade signs were blank colour (553 lines at golden
+    # hour), Seattle's and Asheville's near meadows a flat mush of thin blades the 5x5 median
+    # drops (529 and 527), Burlington's cloudy night dark wooded hills with a few hamlets (317).
+    thinnest = {
+        ("Nashville", "golden", "clear", 0): 800,
+        ("Seattle", "golden", "cloudy", 1): 600,
+        ("Asheville", "day", "clear", 0): 620,
+        ("Burlington", "night", "cloudy", 1): 560,
+    }
+    for params, lines in thinnest.items():
+        assert effective_lines(draw(LandmarkParams(*params), (1920, 1080))) >= lines, params
+    # The signs' bulbs, in rims and along the marquees; none at training's size, which shows
+    # the signs as blocks of colour, as the model learned them.
+    for size, bulbs in (((1920, 1080), 10_000), ((256, 144), 0)):
+        street = np.asarray(draw(LandmarkParams("Nashville", "night", "clear", 1), size), int)
+        lit = (np.abs(street - np.array(BULB_LIGHT)).max(2) < 8).sum()
+        assert lit >= bulbs if bulbs else lit == 0, size
 
 
 def test_an_overcast_sky_at_1080p_is_a_deck_of_cloud_cells_in_perspective():
