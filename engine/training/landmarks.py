@@ -6,18 +6,19 @@ few shared primitives (hills, a single peak, water, towers, an avenue, a beach, 
 back to front. A seed picks the composition (camera height, horizontal offset, zoom) and the
 detail, so one geography has many pictures. Everything is placed in fractions of the frame and
 drawn at the size asked (twice that, then downsampled, for small sizes), so a seed gives the
-same composition at 256x144 for training and at 1920x1080 for a look. At sizes that can show
-it (`_shows_fine`), grass, rock, snow, forest canopy, gravel, sand and water carry a hard-edged
+same composition at 256x144 for training and at 1920x1080 for a look. At sizes that can show it
+(`_shows_fine`), grass, rock, snow, forest canopy, gravel, sand and water carry a hard-edged
 texture (`_texture`), raked harder by golden hour's low sun and stronger near the camera (grass
-in slender blades); a broadleaf crown is clumps of leaves lit from the sun, a conifer tiers of
-boughs, a palm fronds of leaflets; water mirrors what stands beyond it; a rocky crest has crags,
-its snow tongues down the gullies and rock ribs through it; a street has paving slabs, gritty
-asphalt and sealed cracks; towers show their floors, brick walls their courses and row houses
-their sash windows; landmarks their make (a lattice, columns, a glass band, a shaded face); an
-overcast sky its deck of cloud cells; and at night the land its lit windows and a clear sky its
-fainter stars: the detail a 1080p photograph has and an upscaler must learn. At 256x144 it would
-be below a pixel, so it is not drawn and training's pictures are as they were. Sky and light
-follow `scenes.py` (same colours per time of day, same dimming when cloudy).
+in blades, wider near, over their shade); a broadleaf crown is clumps of leaves lit from the
+sun, a conifer tiers of boughs, a palm fronds of leaflets; water mirrors what stands beyond it;
+a rocky crest has crags, its snow tongues down the gullies and rock ribs through it; a street
+has paving slabs, gritty asphalt and sealed cracks; towers show their floors, brick walls their
+courses and row houses their sash windows; Broadway's signs their words and bulbs; landmarks
+their make (a lattice, columns, a glass band, a shaded face); an overcast sky its deck of cloud
+cells; and at night the land its lit windows and a clear sky its fainter stars: the detail a
+1080p photograph has and an upscaler must learn. At 256x144 it would be below a pixel, so it is
+not drawn and training's pictures are as they were. Sky and light follow `scenes.py` (same
+colours per time of day, same dimming when cloudy).
 
 `python -m engine.training.landmark_report` measures how well the project's scene classifier
 recognises each geography and writes the contact sheet.
