@@ -156,7 +156,10 @@ def test_the_upscaler_trains_into_a_model_that_draws_1080p_from_a_base_picture(t
     # The card's measure: detail lines and fidelity to the scene drawn at 1080p, both ways.
     found = upscaler_card.measure(model, upscaler_card.evaluation_params()[:1])
     assert all(0 < found[f"{kind}_lines"][0] <= 1080 for kind in ("enlarged", "upscaled"))
-    assert found["enlarged_psnr"][0] > 20  # a bicubic enlargement keeps the scene's colours
+    # A bicubic enlargement keeps the scene's colours (with its channels swapped it reads 9.2 dB,
+    # in grey 13.5); the 1080p drawing's fine detail, which no 256x144 picture holds, costs it
+    # the rest (18.3 dB since a near meadow's blades stand out over their shade; over 20 before).
+    assert found["enlarged_psnr"][0] > 16
     # Five steps from random weights add noise to the enlargement, and its fidelity says so.
     assert found["upscaled_psnr"][0] < found["enlarged_psnr"][0]
 
