@@ -72,8 +72,8 @@ class _Canvas:
     # from its own stream, leaving every other random choice, so the composition, the same at
     # any size.
     grain: np.random.Generator
-    # The night's lit windows, from a stream of their own: a change to the facets under them
-    # does not move the towns.
+    # The night's lit windows (and the words on Broadway's signs), from a stream of their own:
+    # a change to the facets under them does not move the towns.
     lamps: np.random.Generator
 
     @property
